@@ -46,6 +46,15 @@ class Backend(abc.ABC):
     def load(self, state: CanonicalState) -> None:
         raise NotImplementedError(f"{self.name} cannot load an arbitrary state")
 
+    def rollout(self, actions: np.ndarray) -> CanonicalState:
+        """Apply ``actions[t]`` for each step ``t``; return the canonical state after every
+        step, stacked (``T`` first). Backends override this when they can do it faster."""
+        states = []
+        for a in actions:
+            self.step(a)
+            states.append(self.state())
+        return {k: np.stack([s[k] for s in states]) for k in states[0]} if states else {}
+
     def close(self) -> None:  # noqa: B027 - optional hook
         pass
 
@@ -89,6 +98,15 @@ class JaxBackend(Backend):
         self.allow_out_of_range = allow_out_of_range
         self._state = None
 
+        def scan(state, actions):
+            def body(s, a):
+                s, _ = step_fn(s, a)
+                return s, state_fn(s)
+
+            return jax.lax.scan(body, state, actions)
+
+        self._rollout_fn = jax.jit(scan)
+
     def reset(self, seed: int) -> np.ndarray:
         self._state, ts = self._reset_fn(seed)
         return np.asarray(ts.obs)
@@ -104,6 +122,15 @@ class JaxBackend(Backend):
 
     def state(self) -> CanonicalState:
         return {k: np.asarray(v) for k, v in self._state_fn(self._state).items()}
+
+    def rollout(self, actions: np.ndarray) -> CanonicalState:
+        """All steps in one ``lax.scan`` (one dispatch, no host sync per step)."""
+        actions = np.asarray(actions)
+        t = actions.shape[0]
+        flat = validate_actions(self.spec.action_space, actions.reshape((t * self.num_envs, *actions.shape[2:])),
+                                t * self.num_envs, allow_out_of_range=self.allow_out_of_range)
+        self._state, states = self._rollout_fn(self._state, flat.reshape(actions.shape))
+        return {k: np.asarray(v) for k, v in states.items()}
 
     def load(self, state: CanonicalState) -> None:
         if self._load_fn is None:

@@ -1,0 +1,115 @@
+"""How an env package describes itself to the core (its translation spec) and how the core
+finds it: entry points in the group ``envport.envs`` that point at an :class:`EnvPort`.
+
+The core knows nothing of any one env: ``envport verify <name>`` and ``envport bench <name>``
+only call what the package's ``EnvPort`` provides.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from typing import Any
+
+import numpy as np
+
+from envport.backend import Backend, CanonicalState
+from envport.env import Env
+from envport.errors import UnknownEnvError
+
+ENTRY_POINT_GROUP = "envport.envs"
+
+# actions for a whole batch at one step: (rng, num_envs) -> array
+ActionSampler = Callable[[np.random.Generator, int], np.ndarray]
+
+
+@dataclass
+class L1Target:
+    """A JAX env for the generic L1 checks, with a way to draw valid actions."""
+
+    name: str
+    make_env: Callable[[], Env]
+    sample_action: Callable[[np.random.Generator], Any]
+
+
+@dataclass
+class L2Suite:
+    """Single transitions from identical states.
+
+    ``make_cases(rng, batch)`` returns ``(state, actions)`` for ``batch`` envs: a canonical
+    state (plus any load-only keys, e.g. an RNG position) and one action per env. Both
+    backends are created with ``num_envs == batch`` and must support ``load``.
+    """
+
+    name: str
+    make_reference: Callable[[int], Backend]
+    make_candidate: Callable[[int], Backend]
+    make_cases: Callable[[np.random.Generator, int], tuple[CanonicalState, np.ndarray]]
+    cases: int = 10_000
+    batch: int = 1000
+    note: str = ""
+
+
+@dataclass
+class L3Suite:
+    """Matched seeds and identical random action sequences; every step is compared."""
+
+    name: str
+    make_reference: Callable[[], Backend]
+    make_candidate: Callable[[], Backend]
+    sample_actions: ActionSampler
+    episodes: int = 100
+    max_steps_per_seed: int = 200_000
+    # a "still" action used when shrinking a failing action sequence
+    neutral_action: Callable[[int], np.ndarray] | None = None
+
+
+@dataclass
+class BenchTarget:
+    """One configuration to benchmark at several batch sizes.
+
+    ``reference_stepper(num_envs)`` returns ``(step(actions), close())`` driving the raw
+    reference; ``candidate_rollout(num_envs)`` returns ``(run(steps) -> None, compile_s)``
+    where ``run`` executes ``steps`` batched steps and blocks until done.
+    """
+
+    name: str
+    reference_stepper: Callable[[int], tuple[Callable[[np.ndarray], Any], Callable[[], None]]]
+    candidate_rollout: Callable[[int], tuple[Callable[[int], None], float]]
+    sample_actions: ActionSampler
+    how_actions: str = ""
+
+
+@dataclass
+class EnvPort:
+    """An env package's translation spec, as far as verification and benchmarks need it."""
+
+    name: str
+    reference: str
+    candidate: str
+    install_reference: Callable[[], Any]
+    check_reference: Callable[[], None]
+    tolerance: float = 0.0
+    l1: Sequence[L1Target] = ()
+    l2: Sequence[L2Suite] = ()
+    l3: Sequence[L3Suite] = ()
+    bench: Sequence[BenchTarget] = ()
+    notes: dict[str, str] = field(default_factory=dict)
+
+
+def available() -> dict[str, Any]:
+    """Entry points of every installed env package, by env name (not yet loaded)."""
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def get(name: str) -> EnvPort:
+    eps = available()
+    if name not in eps:
+        known = ", ".join(sorted(eps)) or "none"
+        raise UnknownEnvError(
+            f"unknown env {name!r}. Installed envs: {known}. An env package registers itself "
+            f"under the entry-point group '{ENTRY_POINT_GROUP}'."
+        )
+    port = eps[name].load()
+    return port() if callable(port) and not isinstance(port, EnvPort) else port

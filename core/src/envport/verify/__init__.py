@@ -1,0 +1,112 @@
+"""The verification hierarchy: L1 property, L2 interaction, L3 rollout (L4 in a later issue).
+
+:func:`run` executes every level an :class:`~envport.registry.EnvPort` declares and writes
+``reports/<env>/verify.json`` and ``verify.md``.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from tqdm.auto import tqdm
+
+from envport.registry import EnvPort
+from envport.verify.checks import CheckResult, run_checks
+from envport.verify.l2 import L2Result, run_l2
+from envport.verify.l3 import L3Result, run_l3
+from envport.verify.report import write_reports
+
+__all__ = ["run", "run_checks", "run_l2", "run_l3", "CheckResult", "L2Result", "L3Result"]
+
+LEVELS = ("L1", "L2", "L3")
+
+
+def run(port: EnvPort, out_dir: Path = Path("reports"), scale: float = 1.0,
+        levels: tuple[str, ...] | list[str] = LEVELS, progress: bool = True) -> dict:
+    """Verify ``port``; ``scale`` multiplies the L2 case and L3 episode budgets (>= 1 each)."""
+    unknown = set(levels) - set(LEVELS)
+    if unknown:
+        raise ValueError(f"unknown level(s) {sorted(unknown)}; choose from {LEVELS}")
+    t0 = time.time()
+    report: dict = {"env": port.name, "reference": port.reference, "candidate": port.candidate,
+                    "tolerance": port.tolerance, "levels": {}, "details": {},
+                    "equivalent": False, "first_divergence": None, "scale": scale}
+    ok = True
+    if "L1" in levels:
+        ok &= _level1(port, report, progress)
+    if "L2" in levels:
+        ok &= _level2(port, report, scale, progress)
+    if "L3" in levels:
+        ok &= _level3(port, report, scale, progress, Path(out_dir) / port.name / "regressions")
+    report["equivalent"] = bool(ok and set(levels) == set(LEVELS))
+    report["wall_s"] = round(time.time() - t0, 2)
+    report["report_paths"] = [str(p) for p in write_reports(report, Path(out_dir))]
+    return report
+
+
+def _bar(total: int, desc: str, unit: str, enabled: bool):
+    return tqdm(total=total, desc=desc, unit=unit, disable=not enabled, file=sys.stderr,
+                dynamic_ncols=True, leave=False)
+
+
+def _level1(port: EnvPort, report: dict, progress: bool) -> bool:
+    details, passed, failed = [], 0, 0
+    with _bar(len(port.l1), "L1 checks", "env", progress) as bar:
+        for target in port.l1:
+            results = run_checks(target.make_env(), target.sample_action)
+            details.append({"target": target.name, "checks": [vars(r) for r in results]})
+            passed += sum(r.passed for r in results)
+            failed += sum(not r.passed for r in results)
+            bar.update(1)
+    report["levels"]["L1"] = {"passed": passed, "failed": failed}
+    report["details"]["L1"] = details
+    return failed == 0 and passed > 0
+
+
+def _level2(port: EnvPort, report: dict, scale: float, progress: bool) -> bool:
+    total_cases = total_bad = 0
+    details = []
+    for suite in port.l2:
+        cases = max(1, int(suite.cases * scale))
+        with _bar(cases, f"L2 {suite.name}", "case", progress) as bar:
+            res = run_l2(suite, port.tolerance, cases=cases, progress=bar.update)
+        total_cases += res.cases
+        total_bad += res.mismatches
+        details.append({"suite": suite.name, "cases": res.cases, "mismatches": res.mismatches,
+                        "note": suite.note, "examples": res.examples})
+        if res.examples and report["first_divergence"] is None:
+            report["first_divergence"] = {"level": "L2", "suite": suite.name, **res.examples[0]}
+    report["levels"]["L2"] = {"cases": total_cases, "mismatches": total_bad}
+    report["details"]["L2"] = details
+    return total_bad == 0 and total_cases > 0
+
+
+def _level3(port: EnvPort, report: dict, scale: float, progress: bool, regressions: Path) -> bool:
+    agg = {"episodes": 0, "steps": 0, "mismatches": 0, "max_abs_err": 0.0}
+    details = []
+    complete = True  # every suite reached its episode budget without a mismatch
+    for suite in port.l3:
+        episodes = max(1, int(suite.episodes * scale))
+        with _bar(episodes, f"L3 {suite.name}", "episode", progress) as bar:
+            def tick(_steps, eps, bar=bar):
+                bar.update(max(0, min(eps, bar.total) - bar.n))
+
+            res = run_l3(suite, port.tolerance, episodes=episodes, progress=tick,
+                         regressions_dir=regressions)
+        complete &= res.mismatches == 0 and res.episodes >= episodes
+        agg["episodes"] += res.episodes
+        agg["steps"] += res.steps
+        agg["mismatches"] += res.mismatches
+        agg["max_abs_err"] = max(agg["max_abs_err"], res.max_abs_err)
+        details.append({"suite": suite.name, "episodes": res.episodes, "env_steps": res.steps,
+                        "seeds": res.seeds, "mismatches": res.mismatches,
+                        "max_abs_err": res.max_abs_err,
+                        "divergences": [d.to_json() for d in res.divergences]})
+        if res.divergences and report["first_divergence"] is None:
+            d = res.divergences[0]
+            report["first_divergence"] = {"level": "L3", "summary": d.summary(), **d.to_json()}
+    report["levels"]["L3"] = agg
+    report["details"]["L3"] = details
+    return complete and agg["mismatches"] == 0 and agg["episodes"] > 0
