@@ -20,7 +20,10 @@ def validate_actions(
     ``allow_out_of_range`` lets discrete values outside ``0..n-1`` through, for verifying how a
     reference treats them; users get an error by default.
     """
-    arr = np.asarray(actions)
+    try:
+        arr = np.asarray(actions)
+    except (ValueError, TypeError) as e:  # ragged nested lists
+        raise ActionError(f"actions must form a rectangular array: {e}") from None
     expected = (num_envs, *space.shape)
     if arr.shape != expected:
         # a scalar action for a single env is the one shape we accept silently
@@ -42,8 +45,9 @@ def validate_actions(
             bad = ~space.contains(arr)
             if bad.any():
                 i = int(np.flatnonzero(bad.ravel())[0])
+                env = i // max(1, int(np.prod(space.shape)))  # i indexes the flattened batch
                 raise ActionError(
-                    f"action {arr.ravel()[i]} at env {i} is out of range: legal actions are "
+                    f"action {arr.ravel()[i]} at env {env} is out of range: legal actions are "
                     f"0..{space.n - 1}"
                 )
         return arr.astype(space.dtype, copy=False)

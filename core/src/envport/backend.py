@@ -154,7 +154,8 @@ class GymnasiumBackend(Backend):
         self._obs = None
 
     def _batch(self, x) -> np.ndarray:
-        x = np.asarray(x)
+        # copy: vector envs built with copy=False hand out the same buffer on every step
+        x = np.array(x)
         return x if self._vector else x[None]
 
     def reset(self, seed: int) -> np.ndarray:
@@ -169,7 +170,7 @@ class GymnasiumBackend(Backend):
         return StepResult(self._obs, self._batch(rew), self._batch(term), self._batch(trunc))
 
     def state(self) -> CanonicalState:
-        out = {"obs": self._obs}
+        out = {"obs": self._obs.copy()}
         if self._state_fn is not None:
             out.update(self._state_fn(self.env))
         return out

@@ -3,7 +3,8 @@
 * :class:`VmapWrapper` — a batch of independent envs, ``reset(keys)``/``step(states, actions)``.
 * :class:`AutoResetWrapper` — when an episode ends, the returned state is already reset;
   the returned ``TimeStep`` keeps the final reward/flags and the *new* episode's observation
-  is available as ``ts.obs`` (gymnasium "next-step" semantics are left to the adapter).
+  is available as ``ts.obs``; ``step_with_final`` also returns the episode's last observation
+  (what gymnasium's same-step autoreset reports as ``infos["final_obs"]``).
 * :class:`EpisodeLimitWrapper` — truncates after ``max_steps`` steps.
 """
 
@@ -51,6 +52,13 @@ class VmapWrapper(Wrapper):
     def step(self, state, action):
         return jax.vmap(self.env.step)(state, action)
 
+    def step_with_final(self, state, action):
+        """Batched :meth:`AutoResetWrapper.step_with_final` (the inner env must provide it).
+
+        Defined here so that attribute forwarding cannot hand out the unbatched method.
+        """
+        return jax.vmap(self.env.step_with_final)(state, action)
+
 
 class LimitState(NamedTuple):
     inner: Any
@@ -85,9 +93,12 @@ class AutoResetState(NamedTuple):
 class AutoResetWrapper(Wrapper):
     """Resets inside ``step`` when an episode ends (terminated or truncated).
 
-    The new episode's first observation replaces ``ts.obs``; reward and flags are the ones of
-    the step that ended the episode. Keys for the new episodes are split from a key carried
-    in the state, so the wrapper stays a pure function.
+    The new episode's first observation (and legal mask and player) replaces the step's; reward
+    and flags are the ones of the step that ended the episode. Keys for the new episodes are
+    split from a key carried in the state, so the wrapper stays a pure function.
+
+    Wrap the *single* env and batch outside (``VmapWrapper(AutoResetWrapper(env))``): the
+    ``done`` test is per env, so it must not see a batch axis.
     """
 
     def reset(self, key):
@@ -96,6 +107,19 @@ class AutoResetWrapper(Wrapper):
         return AutoResetState(inner, key), ts
 
     def step(self, state: AutoResetState, action):
+        state, ts, _ = self.step_with_final(state, action)
+        return state, ts
+
+    def step_with_final(
+        self, state: AutoResetState, action
+    ) -> tuple[AutoResetState, TimeStep, jax.Array]:
+        """Like :meth:`step`, also returning the observation the step itself produced.
+
+        ``final_obs`` is the last observation of the episode that just ended where
+        ``terminated | truncated``; where the episode goes on it equals ``ts.obs``. Gymnasium's same-step
+        autoreset reports it in ``infos["final_obs"]``; returning it costs nothing because
+        the step computed it anyway.
+        """
         inner, ts = self.env.step(state.inner, action)
         key, sub = jax.random.split(state.key)
         fresh, fresh_ts = self.env.reset(sub)
@@ -103,7 +127,10 @@ class AutoResetWrapper(Wrapper):
         pick = lambda a, b: jax.tree.map(lambda x, y: jnp.where(done, x, y), a, b)  # noqa: E731
         inner = pick(fresh, inner)
         obs = jnp.where(done, fresh_ts.obs, ts.obs)
-        mask = ts.legal_mask
+        mask, player = ts.legal_mask, ts.player
         if mask is not None:
             mask = jnp.where(done, fresh_ts.legal_mask, mask)
-        return AutoResetState(inner, key), ts._replace(obs=obs, legal_mask=mask)
+        if player is not None:
+            player = jnp.where(done, fresh_ts.player, player)
+        new_ts = ts._replace(obs=obs, legal_mask=mask, player=player)
+        return AutoResetState(inner, key), new_ts, ts.obs

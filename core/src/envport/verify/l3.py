@@ -109,9 +109,10 @@ def run_l3(suite: L3Suite, tolerance: float = 0.0, *, episodes: int | None = Non
         seed = 0
         while res.episodes < target:
             rng = np.random.default_rng(seed)
-            ref_obs, cand_obs = ref.reset(seed), cand.reset(seed)
+            ref.reset(seed)
+            cand.reset(seed)
             res.seeds += 1
-            start_diffs = diff_states({"obs": ref_obs}, {"obs": cand_obs}, tolerance)
+            start_diffs = diff_states(ref.state(), cand.state(), tolerance)
             if start_diffs:
                 res.mismatches += 1
                 res.divergences.append(Divergence(suite.name, seed, -1, start_diffs, [], 0))

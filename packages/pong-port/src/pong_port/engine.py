@@ -193,8 +193,8 @@ class PongEngine:
             nxt, point = self.frame(s)
             return _where(done, s, nxt), done | point
 
-        unroll = self.frameskip if self.frameskip <= 8 else 1
-        return jax.lax.fori_loop(0, self.frameskip, body, (s, jnp.bool_(False)), unroll=unroll)
+        # a rolled loop: unrolling frameskip=8 compiled 8x slower and ran 3x slower on CPU
+        return jax.lax.fori_loop(0, self.frameskip, body, (s, jnp.bool_(False)))
 
     def take_draw(self, s: PongState, needed: jax.Array, draw: jax.Array) -> PongState:
         """Finish ``reset_round`` with a ``rand()`` value; ``c_reset`` then recomputes obs."""

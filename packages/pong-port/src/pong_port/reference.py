@@ -22,7 +22,7 @@ from pong_port import reference_build
 from pong_port.config import PongConfig
 from pong_port.env import check_seed, pong_spec
 
-F, U, I = ctypes.c_float, ctypes.c_uint, ctypes.c_int
+F, U, INT = ctypes.c_float, ctypes.c_uint, ctypes.c_int
 
 
 class CLog(ctypes.Structure):
@@ -42,13 +42,13 @@ class CPong(ctypes.Structure):
         ("ball_width", F), ("ball_height", F), ("paddle_speed", F),
         ("ball_initial_speed_x", F), ("ball_initial_speed_y", F), ("ball_max_speed_y", F),
         ("ball_speed_y_increment", F), ("max_score", U), ("min_paddle_y", F),
-        ("max_paddle_y", F), ("paddle_dir", F), ("tick", I), ("n_bounces", I), ("win", I),
-        ("frameskip", I), ("continuous", I),
+        ("max_paddle_y", F), ("paddle_dir", F), ("tick", INT), ("n_bounces", INT), ("win", INT),
+        ("frameskip", INT), ("continuous", INT),
     ]
 
 
 class CVecEnv(ctypes.Structure):
-    _fields_ = [("envs", ctypes.POINTER(ctypes.POINTER(CPong))), ("num_envs", I)]
+    _fields_ = [("envs", ctypes.POINTER(ctypes.POINTER(CPong))), ("num_envs", INT)]
 
 
 # canonical state fields kept in the struct (log fields are prefixed "log_")

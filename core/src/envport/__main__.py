@@ -1,0 +1,7 @@
+"""``python -m envport`` = the ``envport`` command."""
+
+import sys
+
+from envport.cli import main
+
+sys.exit(main())

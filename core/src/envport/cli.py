@@ -1,0 +1,205 @@
+"""The ``envport`` command: the same verbs for every installed env package.
+
+``envport list`` shows what is installed, ``envport verify <env>`` runs the verification
+hierarchy, ``envport bench <env>`` measures candidate against reference. Errors a user can
+hit (unknown env, reference missing, bad action) print one line and exit 2, no traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from envport import __version__, registry
+from envport.errors import EnvportError
+
+VERIFY_LEVELS = ("L1", "L2", "L3", "L4")
+
+
+def _csv(text: str) -> list[str]:
+    items = [s.strip() for s in text.split(",") if s.strip()]
+    if not items:
+        raise argparse.ArgumentTypeError("expected a comma-separated list, got nothing")
+    return items
+
+
+def parse_batch_sizes(text: str) -> tuple[int, ...]:
+    """``"1,32,128"`` -> ``(1, 32, 128)``; rejects non-integers and sizes below 1."""
+    sizes = []
+    for item in _csv(text):
+        try:
+            n = int(item)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"batch size {item!r} is not an integer (expected e.g. 1,32,128)"
+            ) from None
+        if n < 1:
+            raise argparse.ArgumentTypeError(f"batch size must be >= 1, got {n}")
+        sizes.append(n)
+    return tuple(sizes)
+
+
+def parse_levels(text: str) -> list[str]:
+    """``"l1,L3"`` -> ``["L1", "L3"]``; rejects levels the hierarchy does not have."""
+    levels = [s.upper() for s in _csv(text)]
+    bad = [s for s in levels if s not in VERIFY_LEVELS]
+    if bad:
+        raise argparse.ArgumentTypeError(
+            f"unknown level(s) {', '.join(bad)}; choose from {', '.join(VERIFY_LEVELS)}"
+        )
+    return levels
+
+
+def _positive_float(text: str) -> float:
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not x > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+    return x
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (exposed so docs and tests can inspect it)."""
+    p = argparse.ArgumentParser(
+        prog="envport",
+        description="Fast RL environments, verified equivalent to their references.",
+    )
+    p.add_argument("--version", action="version", version=f"envport {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    sub.add_parser("list", help="list installed env packages")
+    ir = sub.add_parser("install-reference",
+                        help="install/build an env's pinned reference implementation")
+    ir.add_argument("env", help="env name (see `envport list`)")
+
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("env", help="env name (see `envport list`)")
+    common.add_argument("--out", default="reports", help="report folder (default: reports)")
+    common.add_argument("--no-progress", action="store_true", help="no progress bars")
+    common.add_argument(
+        "--install", action="store_true",
+        help="install the pinned reference implementation first",
+    )
+
+    v = sub.add_parser("verify", parents=[common], help="run the verification hierarchy")
+    v.add_argument(
+        "--scale", type=_positive_float, default=1.0,
+        help="multiply the declared verification budget (cases, episodes) by this",
+    )
+    v.add_argument(
+        "--levels", type=parse_levels, default=None,
+        help=f"comma-separated subset of {','.join(VERIFY_LEVELS)} (default: all declared)",
+    )
+
+    b = sub.add_parser("bench", parents=[common], help="benchmark candidate vs reference")
+    b.add_argument(
+        "--batch-sizes", type=parse_batch_sizes, default=None,
+        help="comma-separated num_envs values (default: 1,32,128,512,2048,8192)",
+    )
+    b.add_argument(
+        "--min-seconds", type=_positive_float, default=2.0,
+        help="minimum timed seconds per measurement (default: 2.0)",
+    )
+    b.add_argument("--targets", type=_csv, default=None, help="comma-separated bench targets")
+    return p
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    eps = registry.available()
+    if not eps:
+        print(f"no envs installed (entry-point group '{registry.ENTRY_POINT_GROUP}')")
+        return 0
+    for name in sorted(eps):
+        print(f"{name}  ({eps[name].value})")
+        try:
+            port = registry.get(name)
+        except Exception as exc:  # a broken package must not hide the others
+            print(f"  error loading: {type(exc).__name__}: {exc}")
+            continue
+        print(f"  reference: {port.reference}")
+        print(f"  candidate: {port.candidate}")
+    return 0
+
+
+def _prepare(args: argparse.Namespace) -> registry.EnvPort:
+    port = registry.get(args.env)
+    if args.install:
+        port.install_reference()
+    else:
+        port.check_reference()
+    return port
+
+
+def _cmd_install_reference(args: argparse.Namespace) -> int:
+    port = registry.get(args.env)
+    port.install_reference()
+    port.check_reference()
+    print(f"{port.name}: reference ready ({port.reference})")
+    return 0
+
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    port = _prepare(args)
+    # looked up at call time: the verify package is heavy and optional for `list`
+    verify = importlib.import_module("envport.verify")
+    out = Path(args.out)
+    report = verify.run(
+        port, out_dir=out, scale=args.scale, levels=args.levels, progress=not args.no_progress
+    )
+    ok = bool(report["equivalent"])
+    print(f"{port.name}: {'EQUIVALENT' if ok else 'NOT EQUIVALENT'}")
+    print(f"report written to {out / port.name / 'verify.json'} (and verify.md)")
+    return 0 if ok else 1
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    port = _prepare(args)
+    from envport import bench
+
+    kwargs = {}
+    if args.batch_sizes is not None:
+        kwargs["batch_sizes"] = args.batch_sizes
+    out = Path(args.out)
+    report = bench.run_bench(
+        port, out_dir=out, min_seconds=args.min_seconds, progress=not args.no_progress,
+        targets=args.targets, **kwargs,
+    )
+    for name, t in report["targets"].items():
+        for r in t["rows"]:
+            ratio = "skipped" if r["ratio"] is None else f"{r['ratio']:.2f}x"
+            print(f"{name} num_envs={r['num_envs']}: {ratio}")
+    print(f"report written to {out / port.name / 'bench.json'} (and bench.md, bench.png)")
+    return 0
+
+
+_COMMANDS = {"list": _cmd_list, "install-reference": _cmd_install_reference,
+             "verify": _cmd_verify, "bench": _cmd_bench}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``envport`` console script; returns the process exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse exits on --help/--version/bad arguments
+        return exc.code if isinstance(exc.code, int) else 2
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return _COMMANDS[args.command](args)
+    except EnvportError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

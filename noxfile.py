@@ -1,0 +1,93 @@
+"""The one entry point for humans and CI (run through ``./dev <session>``).
+
+Sessions: ``tests`` (the default suite, live references on a sample), ``tests-slow``,
+``lint``, and per env ``verify-<env>``, ``bench-<env>``, ``build-<env>``.
+Every session installs the workspace from ``uv.lock`` into its own venv.
+"""
+
+from __future__ import annotations
+
+import os
+
+import nox
+
+nox.options.default_venv_backend = "uv"
+nox.options.reuse_existing_virtualenvs = True
+nox.options.sessions = ["lint", "tests"]
+
+PYTHON = "3.11"
+# env name -> (package folder, import name)
+ENVS = {"pong": ("packages/pong-port", "pong_port")}
+TEST_PATHS = ["core/tests", *(f"{folder}/tests" for folder, _ in ENVS.values())]
+
+
+def sync(session: nox.Session) -> None:
+    """Install the locked workspace (core + every env package + dev tools) into the venv."""
+    session.run_install(
+        "uv", "sync", "--locked", "--all-packages", "--inexact",
+        env={"UV_PROJECT_ENVIRONMENT": session.virtualenv.location},
+        external=True,
+    )
+
+
+def install_references(session: nox.Session, envs=ENVS) -> None:
+    for name in envs:
+        session.run("envport", "install-reference", name)
+
+
+def _jax_cache(session: nox.Session) -> dict:
+    cache = os.environ.get("JAX_COMPILATION_CACHE_DIR") or os.path.join(
+        os.path.expanduser("~"), ".cache", "envport", "jax")
+    return {"JAX_COMPILATION_CACHE_DIR": cache}
+
+
+@nox.session(python=PYTHON)
+def tests(session: nox.Session) -> None:
+    """Fast suite: core + every env package, each live reference run on a sample."""
+    sync(session)
+    install_references(session)
+    session.run("pytest", *TEST_PATHS, *session.posargs, env=_jax_cache(session))
+
+
+@nox.session(name="tests-slow", python=PYTHON)
+def tests_slow(session: nox.Session) -> None:
+    """Long verification and fuzz tests (marked ``slow``)."""
+    sync(session)
+    install_references(session)
+    session.run("pytest", *TEST_PATHS, "-m", "slow", *session.posargs, env=_jax_cache(session))
+
+
+@nox.session(python=PYTHON)
+def lint(session: nox.Session) -> None:
+    sync(session)
+    session.run("ruff", "check", "core", "packages", "tools", "noxfile.py")
+
+
+def _env_sessions(name: str, folder: str) -> None:
+    @nox.session(name=f"verify-{name}", python=PYTHON)
+    def verify(session: nox.Session) -> None:
+        """Install the reference, run L1-L3, write reports/<env>/verify.{json,md}."""
+        sync(session)
+        install_references(session, {name: None})
+        session.run("envport", "verify", name, *session.posargs, env=_jax_cache(session))
+
+    @nox.session(name=f"bench-{name}", python=PYTHON)
+    def bench(session: nox.Session) -> None:
+        """Candidate vs reference steps/s, side by side; reports/<env>/bench.{json,md,png}."""
+        sync(session)
+        install_references(session, {name: None})
+        session.run("envport", "bench", name, *session.posargs, env=_jax_cache(session))
+
+    @nox.session(name=f"build-{name}", python=PYTHON)
+    def build(session: nox.Session) -> None:
+        """sdist + wheel of the env package into dist/."""
+        session.run("uv", "build", folder, "--out-dir", "dist", external=True)
+
+
+for _name, (_folder, _module) in ENVS.items():
+    _env_sessions(_name, _folder)
+
+
+@nox.session(name="build-envport", python=PYTHON)
+def build_envport(session: nox.Session) -> None:
+    session.run("uv", "build", "core", "--out-dir", "dist", external=True)

@@ -1,0 +1,94 @@
+"""Verification must catch planted bugs and name the first divergence with a short prefix."""
+
+import dataclasses
+import json
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import envport.verify as verify
+from envport.verify.l3 import run_l3
+from pong_port.backends import PongCandidate
+from pong_port.engine import PongEngine
+from pong_port.port import PORT
+
+
+class FasterPaddles(PongEngine):
+    def __init__(self, config):
+        super().__init__(config)
+        self.paddle_speed = self.paddle_speed + np.float32(1)
+
+
+class UnclampedOpponent(PongEngine):
+    def opponent_delta(self, s):
+        return s.ball_y - (s.paddle_yl + self.half_paddle)
+
+
+class FlippedRngParity(PongEngine):
+    def take_draw(self, s, needed, draw):
+        return super().take_draw(s, needed, draw + jnp.uint32(1))
+
+
+class FreshObsAfterPoint(PongEngine):
+    def frame(self, s):
+        s, point = super().frame(s)
+        return s._replace(obs=self.observe(s)), point
+
+
+BUGS = {
+    "paddle speed": (FasterPaddles, "paddle_y"),
+    "opponent clamp": (UnclampedOpponent, "paddle_yl"),
+    "rng parity": (FlippedRngParity, "ball_vy"),
+    "stale obs": (FreshObsAfterPoint, "obs"),
+}
+
+
+def mutant_suite(suite, engine_cls):
+    def make_candidate(suite=suite):
+        honest = suite.make_candidate()
+        n, config = honest.num_envs, honest.jax_env.config
+        return PongCandidate(n, config, allow_out_of_range=honest.allow_out_of_range,
+                             engine_cls=engine_cls)
+
+    return dataclasses.replace(suite, make_candidate=make_candidate)
+
+
+@pytest.mark.parametrize("bug", BUGS)
+def test_l3_catches_bug_and_shrinks(reference_built, bug):
+    engine_cls, field_hint = BUGS[bug]
+    suite = mutant_suite(PORT.l3[0], engine_cls)
+    res = run_l3(suite, episodes=3)
+    assert res.mismatches >= 1
+    div = res.divergences[0]
+    assert any(field_hint in d.field for d in div.diffs), [str(d) for d in div.diffs]
+    assert div.prefix_len is not None and div.prefix_len <= div.step + 1
+    # the shrunk prefix reproduces the divergence and nothing shorter does
+    prefix = np.asarray(div.prefix)
+    ref, cand = suite.make_reference(), suite.make_candidate()
+    try:
+        for actions, expect_diverge in ((prefix, True), (prefix[:-1], False)):
+            ref.reset(div.seed)
+            cand.reset(div.seed)
+            if len(actions) == 0:
+                continue
+            rs, cs = ref.rollout(actions), cand.rollout(actions)
+            differs = any(not np.array_equal(rs[k].view(np.uint8), np.asarray(cs[k]).astype(rs[k].dtype).view(np.uint8))
+                          for k in rs)
+            assert differs == expect_diverge
+    finally:
+        ref.close()
+        cand.close()
+
+
+def test_verify_report_names_first_divergence(reference_built, tmp_path):
+    port = dataclasses.replace(PORT, l1=[], l2=[],
+                               l3=[mutant_suite(PORT.l3[1], FreshObsAfterPoint)])
+    report = verify.run(port, out_dir=tmp_path, scale=0.05, progress=False, levels=["L3"])
+    saved = json.loads((tmp_path / "pong" / "verify.json").read_text())
+    assert report["equivalent"] is False and saved["equivalent"] is False
+    first = saved["first_divergence"]
+    assert first["level"] == "L3" and first["shortest_prefix_len"] >= 1
+    assert "obs" in first["summary"] and first["fields"][0]["field"] == "obs"
+    assert list((tmp_path / "pong" / "regressions").glob("l3-*.json"))
+    assert "First divergence" in (tmp_path / "pong" / "verify.md").read_text()
