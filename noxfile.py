@@ -15,7 +15,7 @@ nox.options.default_venv_backend = "uv"
 nox.options.reuse_existing_virtualenvs = True
 nox.options.sessions = ["lint", "tests"]
 
-PYTHON = "3.11"
+PYTHON = None  # the interpreter that runs nox (python3 >= 3.11); uv cannot download one offline
 # env name -> (package folder, import name)
 ENVS = {"pong": ("packages/pong-port", "pong_port")}
 TEST_PATHS = ["core/tests", *(f"{folder}/tests" for folder, _ in ENVS.values())]

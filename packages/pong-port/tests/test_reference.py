@@ -53,7 +53,7 @@ def test_missing_reference_names_install_command(monkeypatch, tmp_path):
     monkeypatch.setenv("ENVPORT_CACHE", str(tmp_path))
     reference.load_binding.cache_clear()
     try:
-        with pytest.raises(ReferenceNotInstalledError, match="build_pong_reference"):
+        with pytest.raises(ReferenceNotInstalledError, match="envport install-reference pong"):
             reference.load_binding()
     finally:
         reference.load_binding.cache_clear()

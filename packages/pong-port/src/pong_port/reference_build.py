@@ -42,7 +42,7 @@ COMPILE_ARGS = [
     "-Wno-alloc-size-larger-than", "-Wno-implicit-function-declaration", "-fmax-errors=3",
 ]
 LINK_ARGS = ["-fwrapv", "-O2", "-Bsymbolic-functions"]
-INSTALL_HINT = "python tools/build_pong_reference.py   (or: nox -s verify-pong, which runs it)"
+INSTALL_HINT = "envport install-reference pong   (in the envport repo also: python tools/build_pong_reference.py)"
 
 
 def cache_root() -> Path:
