@@ -68,7 +68,9 @@ class SharedStream:
     def draw(self, stream: GlibcStream, needed: jax.Array) -> tuple[GlibcStream, jax.Array]:
         """Outputs for the envs flagged in ``needed`` (bool[num_envs]), in env order."""
         needed = needed.astype(jnp.int32)
-        rank = jnp.cumsum(needed) - needed
+        # an exclusive prefix sum; associative_scan is ~3x faster than jnp.cumsum on XLA:CPU
+        # (which lowers to a reduce-window) at 8192 envs
+        rank = jax.lax.associative_scan(jnp.add, needed) - needed
         raw = stream.words[DEG + stream.used + rank]
         used = stream.used + jnp.sum(needed)
 
