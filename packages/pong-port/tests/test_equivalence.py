@@ -40,3 +40,11 @@ def test_full_verification(reference_built, tmp_path):
     report = verify.run(PORT, out_dir=tmp_path, progress=False)
     assert report["equivalent"], report["first_divergence"]
     assert report["levels"]["L2"]["cases"] >= 10_000
+
+
+def test_cli_verify_end_to_end(reference_built, tmp_path, capsys):
+    from envport.cli import main
+
+    assert main(["verify", "pong", "--scale", "0.01", "--no-progress", "--out", str(tmp_path)]) == 0
+    assert "pong: EQUIVALENT" in capsys.readouterr().out
+    assert json.loads((tmp_path / "pong" / "verify.json").read_text())["equivalent"] is True

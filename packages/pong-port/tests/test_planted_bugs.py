@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import envport.verify as verify
+from envport.verify.diff import unequal
 from envport.verify.l3 import run_l3
 from pong_port.backends import PongCandidate
 from pong_port.engine import PongEngine
@@ -73,8 +74,7 @@ def test_l3_catches_bug_and_shrinks(reference_built, bug):
             if len(actions) == 0:
                 continue
             rs, cs = ref.rollout(actions), cand.rollout(actions)
-            differs = any(not np.array_equal(rs[k].view(np.uint8), np.asarray(cs[k]).astype(rs[k].dtype).view(np.uint8))
-                          for k in rs)
+            differs = any(np.any(unequal(rs[k], cs[k])) for k in rs)
             assert differs == expect_diverge
     finally:
         ref.close()

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
+from envport.errors import EnvportError
 from envport.registry import EnvPort
 from envport.verify.checks import CheckResult, run_checks
 from envport.verify.l2 import L2Result, run_l2
@@ -24,11 +25,15 @@ LEVELS = ("L1", "L2", "L3")
 
 
 def run(port: EnvPort, out_dir: Path = Path("reports"), scale: float = 1.0,
-        levels: tuple[str, ...] | list[str] = LEVELS, progress: bool = True) -> dict:
-    """Verify ``port``; ``scale`` multiplies the L2 case and L3 episode budgets (>= 1 each)."""
+        levels: tuple[str, ...] | list[str] | None = None, progress: bool = True) -> dict:
+    """Verify ``port``; ``scale`` multiplies the L2 case and L3 episode budgets (>= 1 each).
+
+    ``levels`` defaults to all implemented levels; equivalence is only claimed when all ran.
+    """
+    levels = LEVELS if levels is None else tuple(levels)
     unknown = set(levels) - set(LEVELS)
     if unknown:
-        raise ValueError(f"unknown level(s) {sorted(unknown)}; choose from {LEVELS}")
+        raise EnvportError(f"level(s) {sorted(unknown)} not implemented; choose from {LEVELS}")
     t0 = time.time()
     report: dict = {"env": port.name, "reference": port.reference, "candidate": port.candidate,
                     "tolerance": port.tolerance, "levels": {}, "details": {},

@@ -16,6 +16,7 @@ import numpy as np
 
 from envport.env import Env
 from envport.types import Box, Discrete, TimeStep
+from envport.verify.diff import unequal
 
 
 @dataclass
@@ -31,11 +32,7 @@ def _tree_equal(a, b) -> bool:
         return False
     for x, y in zip(la, lb, strict=True):
         x, y = np.asarray(x), np.asarray(y)
-        if x.shape != y.shape or x.dtype != y.dtype:
-            return False
-        if x.dtype.kind == "f":
-            x, y = x.view(np.dtype(f"u{x.itemsize}")), y.view(np.dtype(f"u{y.itemsize}"))
-        if not np.array_equal(x, y):
+        if x.shape != y.shape or x.dtype != y.dtype or np.any(unequal(x, y)):
             return False
     return True
 

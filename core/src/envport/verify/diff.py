@@ -34,12 +34,26 @@ def _jsonable(x):
     return x.tolist() if x.dtype.kind != "f" else [float(v) for v in x.ravel()] if x.ndim else float(x)
 
 
-def _bits_equal(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Exact equality. Floats compare by their bits: -0.0 vs 0.0 is a real difference for a
-    bit-exact port, and NaN must equal an identical NaN."""
-    if a.dtype.kind == "f":
-        return a.view(np.dtype(f"u{a.itemsize}")) == b.view(np.dtype(f"u{b.itemsize}"))
-    return a == b
+def unequal(reference, candidate, tolerance: float = 0.0) -> np.ndarray:
+    """Elementwise: where ``candidate`` differs from ``reference`` (cast to its dtype).
+
+    ``tolerance`` 0 compares floats by their bits: -0.0 vs 0.0 is a real difference for a
+    bit-exact port, and a NaN must equal an identical NaN. Otherwise an L∞ bound.
+    """
+    ref = np.asarray(reference)
+    cand = np.asarray(candidate).astype(ref.dtype, copy=False)
+    if tolerance:
+        return np.abs(ref.astype(np.float64) - cand.astype(np.float64)) > tolerance
+    if ref.dtype.kind == "f":
+        bits = np.dtype(f"u{ref.itemsize}")
+        ref, cand = ref.view(bits), cand.view(bits)
+    return ref != cand
+
+
+def unequal_rows(reference, candidate, tolerance: float = 0.0) -> np.ndarray:
+    """bool[len(reference)]: which rows (envs, or steps) differ anywhere."""
+    diff = unequal(reference, candidate, tolerance)
+    return diff.reshape(len(diff), -1).any(axis=1)
 
 
 def diff_states(
@@ -60,14 +74,11 @@ def diff_states(
         if ref.shape != cand.shape:
             out.append(FieldDiff(name, 0, (), f"shape {ref.shape}", f"shape {cand.shape}", float("inf")))
             continue
-        cand = cand.astype(ref.dtype, copy=False) if ref.dtype != cand.dtype else cand
+        cand = cand.astype(ref.dtype, copy=False)
         tol = tolerance.get(name, 0.0) if isinstance(tolerance, dict) else tolerance
-        if tol == 0:
-            equal = _bits_equal(ref, cand)
-        else:
-            equal = np.abs(ref.astype(np.float64) - cand.astype(np.float64)) <= tol
-        if not np.all(equal):
-            flat = int(np.flatnonzero(~np.asarray(equal).ravel())[0])
+        differs = unequal(ref, cand, tol)
+        if np.any(differs):
+            flat = int(np.flatnonzero(np.ravel(differs))[0])
             idx = np.unravel_index(flat, ref.shape) if ref.ndim else ()
             err = float(np.max(np.abs(ref.astype(np.float64) - cand.astype(np.float64))))
             out.append(FieldDiff(name, int(idx[0]) if idx else 0, tuple(int(i) for i in idx[1:]),

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from envport.registry import L2Suite
-from envport.verify.diff import FieldDiff, diff_states
+from envport.verify.diff import FieldDiff, diff_states, unequal_rows
 
 
 @dataclass
@@ -19,19 +19,10 @@ class L2Result:
 
 
 def _per_env_mismatch(ref: dict, cand: dict, tolerance) -> np.ndarray:
-    n = len(ref["obs"]) if "obs" in ref else len(next(iter(ref.values())))
-    bad = np.zeros(n, bool)
+    bad = None
     for k, r in ref.items():
-        c = np.asarray(cand[k]).astype(np.asarray(r).dtype, copy=False)
-        r = np.asarray(r)
-        if tolerance == 0 and r.dtype.kind == "f":
-            bits = np.dtype(f"u{r.itemsize}")
-            neq = r.view(bits) != c.view(bits)
-        elif tolerance == 0:
-            neq = r != c
-        else:
-            neq = np.abs(r.astype(np.float64) - c.astype(np.float64)) > tolerance
-        bad |= neq.reshape(n, -1).any(axis=1)
+        rows = unequal_rows(r, cand[k], tolerance)
+        bad = rows if bad is None else bad | rows
     return bad
 
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from envport.backend import Backend
 from envport.registry import L3Suite
-from envport.verify.diff import FieldDiff, diff_states, max_abs_err
+from envport.verify.diff import FieldDiff, diff_states, max_abs_err, unequal_rows
 from envport.verify.shrink import shrink
 
 CHUNK = 512  # steps compared per round trip
@@ -54,19 +54,6 @@ class L3Result:
     divergences: list[Divergence] = field(default_factory=list)
 
 
-def _unequal_steps(ref: np.ndarray, cand: np.ndarray, tolerance: float) -> np.ndarray:
-    """bool[steps]: where a stacked field differs (bitwise when ``tolerance`` is 0)."""
-    steps = len(ref)
-    ref = ref.reshape(steps, -1)
-    cand = np.asarray(cand).astype(ref.dtype, copy=False).reshape(steps, -1)
-    if tolerance == 0:
-        if ref.dtype.kind == "f":
-            as_bits = np.dtype(f"u{ref.itemsize}")
-            ref, cand = ref.view(as_bits), cand.view(as_bits)
-        return np.any(ref != cand, axis=1)
-    return np.any(np.abs(ref.astype(np.float64) - cand.astype(np.float64)) > tolerance, axis=1)
-
-
 def _first_divergence(ref_states, cand_states, tolerance) -> tuple[int, list[FieldDiff]] | None:
     """The earliest step whose canonical states differ, with that step's field diffs."""
     steps = len(next(iter(ref_states.values())))
@@ -76,7 +63,7 @@ def _first_divergence(ref_states, cand_states, tolerance) -> tuple[int, list[Fie
         if cand is None or np.shape(cand) != ref.shape:
             bad[:] = True
         else:
-            bad |= _unequal_steps(ref, cand, tolerance)
+            bad |= unequal_rows(ref, cand, tolerance)
     if not bad.any():
         return None
     t = int(np.flatnonzero(bad)[0])
