@@ -62,9 +62,12 @@ def render_markdown(r: dict) -> str:
                 keys = [k for k in s if k not in ("suite", "examples", "divergences", "note")]
                 lines.append(f"| {s['suite']} | " + " | ".join(str(s[k]) for k in keys) + " |")
             lines.append("")
+            notes: dict[str, list[str]] = {}
             for s in details:
                 if s.get("note"):
-                    lines += [f"*{s['suite']}*: {s['note']}", ""]
+                    notes.setdefault(s["note"], []).append(s["suite"])
+            for note, suites in notes.items():
+                lines += [f"*{', '.join(suites)}*: {note}", ""]
     fd = r.get("first_divergence")
     if fd:
         lines += ["## First divergence", "", "```", json.dumps(fd, indent=1, default=str)[:4000], "```", ""]
