@@ -3,62 +3,20 @@
 import dataclasses
 import json
 
-import jax.numpy as jnp
 import numpy as np
 import pytest
+from mutants import BUGS, FreshObsAfterPoint, mutant_suite
 
 import envport.verify as verify
 from envport.verify.diff import unequal
 from envport.verify.l3 import run_l3
-from pong_port.backends import PongCandidate
-from pong_port.engine import PongEngine
 from pong_port.port import PORT
-
-
-class FasterPaddles(PongEngine):
-    def __init__(self, config):
-        super().__init__(config)
-        self.paddle_speed = self.paddle_speed + np.float32(1)
-
-
-class UnclampedOpponent(PongEngine):
-    def opponent_delta(self, s):
-        return s.ball_y - (s.paddle_yl + self.half_paddle)
-
-
-class FlippedRngParity(PongEngine):
-    def take_draw(self, s, needed, draw):
-        return super().take_draw(s, needed, draw + jnp.uint32(1))
-
-
-class FreshObsAfterPoint(PongEngine):
-    def frame(self, s):
-        s, point = super().frame(s)
-        return s._replace(obs=self.observe(s)), point
-
-
-BUGS = {
-    "paddle speed": (FasterPaddles, "paddle_y"),
-    "opponent clamp": (UnclampedOpponent, "paddle_yl"),
-    "rng parity": (FlippedRngParity, "ball_vy"),
-    "stale obs": (FreshObsAfterPoint, "obs"),
-}
-
-
-def mutant_suite(suite, engine_cls):
-    def make_candidate(suite=suite):
-        honest = suite.make_candidate()
-        n, config = honest.num_envs, honest.jax_env.config
-        return PongCandidate(n, config, allow_out_of_range=honest.allow_out_of_range,
-                             engine_cls=engine_cls)
-
-    return dataclasses.replace(suite, make_candidate=make_candidate)
 
 
 @pytest.mark.parametrize("bug", BUGS)
 def test_l3_catches_bug_and_shrinks(reference_built, bug):
-    engine_cls, field_hint = BUGS[bug]
-    suite = mutant_suite(PORT.l3[0], engine_cls)
+    engine_cls, field_hint, suite_index = BUGS[bug]
+    suite = mutant_suite(PORT.l3[suite_index], engine_cls)
     res = run_l3(suite, episodes=3)
     assert res.mismatches >= 1
     div = res.divergences[0]

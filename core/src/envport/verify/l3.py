@@ -100,9 +100,12 @@ def run_l3(suite: L3Suite, tolerance: float = 0.0, *, episodes: int | None = Non
             cand.reset(seed)
             res.seeds += 1
             start_diffs = diff_states(ref.state(), cand.state(), tolerance)
-            if start_diffs:
+            if start_diffs:  # already after reset: the shortest prefix is no action at all
                 res.mismatches += 1
-                res.divergences.append(Divergence(suite.name, seed, -1, start_diffs, [], 0))
+                div = Divergence(suite.name, seed, -1, start_diffs, [], 0)
+                res.divergences.append(div)
+                if regressions_dir is not None:
+                    save_regression(div, regressions_dir)
                 if len(res.divergences) >= stop_after:
                     break
                 seed += 1

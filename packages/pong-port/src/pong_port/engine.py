@@ -70,16 +70,24 @@ class PongEngine:
         self.start_ball_x = self.width / np.float32(5)
         self.start_ball_y = self.height / two - self.ball_height / two
 
+    # -- float arithmetic that XLA would otherwise rewrite ---------------------------------------
+    def divide(self, x, divisor):
+        return exact_div(x, divisor)
+
+    def multiply(self, a, b):
+        """A product that is then added to something (see :func:`rounded_product`)."""
+        return rounded_product(a, b)
+
     # -- observation ---------------------------------------------------------------------
     def observe(self, s: PongState) -> jax.Array:
         two = np.float32(2)
         return jnp.stack([
-            exact_div(s.paddle_yl - self.min_paddle_y, self.paddle_y_range),
-            exact_div(s.paddle_yr - self.min_paddle_y, self.paddle_y_range),
-            exact_div(s.ball_x, self.width),
-            exact_div(s.ball_y, self.height),
-            exact_div(s.ball_vx + self.speed_x, two * self.speed_x),
-            exact_div(s.ball_vy + self.max_speed_y, two * self.max_speed_y),
+            self.divide(s.paddle_yl - self.min_paddle_y, self.paddle_y_range),
+            self.divide(s.paddle_yr - self.min_paddle_y, self.paddle_y_range),
+            self.divide(s.ball_x, self.width),
+            self.divide(s.ball_y, self.height),
+            self.divide(s.ball_vx + self.speed_x, two * self.speed_x),
+            self.divide(s.ball_vy + self.max_speed_y, two * self.max_speed_y),
             # unsigned integer division in C, converted to float afterwards
             (s.score_l // self.max_score).astype(f32),
             (s.score_r // self.max_score).astype(f32),
@@ -105,7 +113,7 @@ class PongEngine:
     def frame(self, s: PongState) -> tuple[PongState, jax.Array]:
         """One iteration of the frameskip loop. Returns the new state and whether a point
         ended the step (then the round is reset, ``ball_vy`` awaits a draw, obs is stale)."""
-        paddle_yr = s.paddle_yr + rounded_product(self.paddle_speed, s.paddle_dir)
+        paddle_yr = s.paddle_yr + self.multiply(self.paddle_speed, s.paddle_dir)
         paddle_yl = s.paddle_yl + self.opponent_delta(s)
         paddle_yr, paddle_yl = self.clip_paddle(paddle_yr), self.clip_paddle(paddle_yl)
         ball_x, ball_y = s.ball_x + s.ball_vx, s.ball_y + s.ball_vy
@@ -144,7 +152,7 @@ class PongEngine:
         return s, point
 
     def bounce_right(self, s: PongState) -> PongState:
-        vy = s.ball_vy + rounded_product(self.speed_y_increment, s.paddle_dir)
+        vy = s.ball_vy + self.multiply(self.speed_y_increment, s.paddle_dir)
         vy = jnp.minimum(jnp.maximum(vy, -self.max_speed_y), self.max_speed_y)
         vy = jnp.where(jnp.abs(vy) < f32(0.01), self.speed_y_increment, vy)
         return s._replace(
