@@ -17,7 +17,10 @@ nox.options.sessions = ["lint", "tests"]
 
 PYTHON = None  # the interpreter that runs nox (python3 >= 3.11); uv cannot download one offline
 # env name -> (package folder, import name)
-ENVS = {"pong": ("packages/pong-port", "pong_port")}
+ENVS = {
+    "pong": ("packages/pong-port", "pong_port"),
+    "pokejax": ("packages/pokejax", "pokejax"),
+}
 TEST_PATHS = ["core/tests", *(f"{folder}/tests" for folder, _ in ENVS.values())]
 
 

@@ -1,0 +1,116 @@
+// Headless Pokémon Showdown driver for pokejax: one JSON request per stdin line, one JSON
+// response per stdout line ({id, ok, result} or {id, ok: false, error}).
+// Usage: node driver.js <path to node_modules/pokemon-showdown>
+'use strict';
+const path = require('path');
+const readline = require('readline');
+
+const ps = require(path.resolve(process.argv[2]));
+const battles = new Map();
+let nextBattle = 1;
+
+function toSeed(seed) {
+  if (!Array.isArray(seed) || seed.length !== 4) throw new Error(`seed must be 4 uint16, got ${JSON.stringify(seed)}`);
+  return seed.map(Number);
+}
+
+function pokemonState(p) {
+  return {
+    species: p.species.id, hp: p.hp, maxhp: p.maxhp, status: p.status || '',
+    statusState: {time: p.statusState.time ?? null, stage: p.statusState.stage ?? null,
+      startTime: p.statusState.startTime ?? null},
+    boosts: p.boosts, fainted: !!p.fainted, isActive: !!p.isActive, position: p.position,
+    moves: p.moveSlots.map(m => ({id: m.id, pp: m.pp, maxpp: m.maxpp, disabled: !!m.disabled})),
+    volatiles: Object.fromEntries(Object.entries(p.volatiles).map(([k, v]) => [k, {
+      duration: v.duration ?? null, time: v.time ?? null, counter: v.counter ?? null,
+    }])),
+    storedStats: p.storedStats, level: p.level, types: p.getTypes(),
+  };
+}
+
+function battleState(b) {
+  return {
+    turn: b.turn, ended: b.ended, winner: b.winner || '', seed: b.prng.getSeed(),
+    sides: b.sides.map(s => ({
+      id: s.id, pokemon: s.pokemon.map(pokemonState),
+      sideConditions: Object.keys(s.sideConditions),
+      request: s.activeRequest || null,
+    })),
+  };
+}
+
+function getBattle(id) {
+  const b = battles.get(id);
+  if (!b) throw new Error(`no battle ${id}`);
+  return b;
+}
+
+const commands = {
+  version() {
+    return require(path.join(path.resolve(process.argv[2]), 'package.json')).version;
+  },
+  // raw draws: calls = [[from, to], ...] where null means "argument absent"
+  prng({seed, calls}) {
+    const prng = new ps.PRNG(toSeed(seed).join(','));
+    const out = calls.map(([from, to]) => (from === null ? prng.random() : to === null ? prng.random(from) : prng.random(from, to)));
+    return {values: out, seed: prng.getSeed()};
+  },
+  shuffle({seed, n}) {
+    const prng = new ps.PRNG(toSeed(seed).join(','));
+    const items = [...Array(n).keys()];
+    prng.shuffle(items);
+    return {items, seed: prng.getSeed()};
+  },
+  team({format, seed}) {
+    const gen = ps.Teams.getGenerator(format, toSeed(seed));
+    const team = gen.getTeam();
+    return {sets: team, packed: ps.Teams.pack(team)};
+  },
+  start({format, seed, p1team, p2team}) {
+    const b = new ps.Battle({formatid: format, seed: toSeed(seed)});
+    b.setPlayer('p1', {name: 'p1', team: p1team});
+    b.setPlayer('p2', {name: 'p2', team: p2team});
+    const id = nextBattle++;
+    battles.set(id, b);
+    return {battle: id, state: battleState(b)};
+  },
+  choose({battle, p1, p2}) {
+    const b = getBattle(battle);
+    for (const [side, choice] of [['p1', p1], ['p2', p2]]) {
+      if (choice === null || choice === undefined) continue;
+      if (!b.choose(side, choice)) {
+        const err = b[side].choice.error || 'invalid choice';
+        b[side].clearChoice();
+        return {accepted: false, side, error: err, state: battleState(b)};
+      }
+    }
+    return {accepted: true, state: battleState(b)};
+  },
+  state({battle}) {
+    return battleState(getBattle(battle));
+  },
+  close({battle}) {
+    battles.delete(battle);
+    return true;
+  },
+};
+
+const rl = readline.createInterface({input: process.stdin, terminal: false});
+rl.on('line', line => {
+  if (!line.trim()) return;
+  let req;
+  try {
+    req = JSON.parse(line);
+  } catch (e) {
+    process.stdout.write(JSON.stringify({id: null, ok: false, error: `bad JSON: ${e.message}`}) + '\n');
+    return;
+  }
+  try {
+    const fn = commands[req.cmd];
+    if (!fn) throw new Error(`unknown command ${req.cmd}`);
+    process.stdout.write(JSON.stringify({id: req.id, ok: true, result: fn(req.args || {})}) + '\n');
+  } catch (e) {
+    process.stdout.write(JSON.stringify({id: req.id, ok: false, error: String(e && e.stack || e)}) + '\n');
+  }
+});
+rl.on('close', () => process.exit(0));

@@ -1,0 +1,116 @@
+"""Showdown's Gen 5 PRNG (``sim/prng.ts``, ``Gen5RNG``), bit for bit, in Python and in JAX.
+
+A 64-bit LCG ``x <- 0x5D588B656C078965 * x + 0x269EC3 (mod 2^64)``; each draw advances once
+and outputs the upper 32 bits ``r``. ``random(n) = floor(r * n / 2^32)`` and
+``random(m, n) = m + floor(r * (n - m) / 2^32)``. Showdown writes the seed as four 16-bit
+words, most significant first (``"a,b,c,d"``).
+
+JAX has no uint64 without x64 mode, so the state is two uint32 words ``(hi, lo)`` and the
+64-bit product is assembled from 16-bit pieces.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+MULT = 0x5D588B656C078965
+INC = 0x269EC3
+MASK64 = (1 << 64) - 1
+
+
+# -- Python model (ints), used by tests and host-side code -------------------------------------
+def seed_to_int(seed) -> int:
+    a, b, c, d = (int(x) & 0xFFFF for x in seed)
+    return (a << 48) | (b << 32) | (c << 16) | d
+
+
+def int_to_seed(x: int) -> list[int]:
+    return [(x >> 48) & 0xFFFF, (x >> 32) & 0xFFFF, (x >> 16) & 0xFFFF, x & 0xFFFF]
+
+
+class Gen5Prng:
+    def __init__(self, seed):
+        self.x = seed_to_int(seed)
+
+    def next(self) -> int:
+        self.x = (MULT * self.x + INC) & MASK64
+        return self.x >> 32
+
+    def random(self, a: int | None = None, b: int | None = None) -> float | int:
+        r = self.next()
+        if a is None:
+            return r / 2**32
+        if b is None:
+            return (r * a) >> 32
+        return ((r * (b - a)) >> 32) + a
+
+    def shuffle(self, items: list, start: int = 0, end: int | None = None) -> None:
+        """Fisher-Yates in place, as ``PRNG.shuffle`` (used e.g. for speed ties)."""
+        end = len(items) if end is None else end
+        while start < end - 1:
+            j = self.random(start, end)
+            items[start], items[j] = items[j], items[start]
+            start += 1
+
+    def seed(self) -> list[int]:
+        return int_to_seed(self.x)
+
+
+# -- JAX ----------------------------------------------------------------------------------------
+class PrngState(NamedTuple):
+    hi: jax.Array  # uint32
+    lo: jax.Array  # uint32
+
+
+def from_seed(seed) -> PrngState:
+    seed = jnp.asarray(seed, jnp.uint32)
+    return PrngState(hi=(seed[..., 0] << 16) | seed[..., 1], lo=(seed[..., 2] << 16) | seed[..., 3])
+
+
+def to_seed(state: PrngState) -> jax.Array:
+    m = jnp.uint32(0xFFFF)
+    return jnp.stack([state.hi >> 16, state.hi & m, state.lo >> 16, state.lo & m], axis=-1)
+
+
+def mul32_wide(u: jax.Array, v: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Full 64-bit product of two uint32 as (hi, lo), from 16-bit halves."""
+    m = jnp.uint32(0xFFFF)
+    u0, u1, v0, v1 = u & m, u >> 16, v & m, v >> 16
+    p00, p01, p10, p11 = u0 * v0, u0 * v1, u1 * v0, u1 * v1
+    mid = (p00 >> 16) + (p01 & m) + (p10 & m)  # < 3 * 2^16: no overflow
+    lo = (p00 & m) | (mid << 16)
+    hi = p11 + (p01 >> 16) + (p10 >> 16) + (mid >> 16)
+    return hi, lo
+
+
+_A_HI, _A_LO = jnp.uint32(MULT >> 32), jnp.uint32(MULT & 0xFFFFFFFF)
+
+
+def advance(state: PrngState) -> PrngState:
+    """One LCG step."""
+    hi, lo = mul32_wide(state.lo, _A_LO)
+    hi = hi + state.hi * _A_LO + state.lo * _A_HI  # cross terms only matter mod 2^32
+    new_lo = lo + jnp.uint32(INC)
+    carry = (new_lo < lo).astype(jnp.uint32)
+    return PrngState(hi + carry, new_lo)
+
+
+def next_u32(state: PrngState) -> tuple[PrngState, jax.Array]:
+    state = advance(state)
+    return state, state.hi
+
+
+def random_below(state: PrngState, n) -> tuple[PrngState, jax.Array]:
+    """``prng.random(n)``: an integer in ``[0, n)`` (``n`` < 2^32)."""
+    state, r = next_u32(state)
+    hi, _ = mul32_wide(r, jnp.asarray(n, jnp.uint32))
+    return state, hi
+
+
+def random_chance(state: PrngState, numerator, denominator) -> tuple[PrngState, jax.Array]:
+    """``prng.randomChance(num, den)``: ``random(den) < num``."""
+    state, r = random_below(state, denominator)
+    return state, r < jnp.asarray(numerator, jnp.uint32)
