@@ -24,16 +24,21 @@ function pokemonState(p) {
     volatiles: Object.fromEntries(Object.entries(p.volatiles).map(([k, v]) => [k, {
       duration: v.duration ?? null, time: v.time ?? null, counter: v.counter ?? null,
     }])),
-    storedStats: p.storedStats, level: p.level, types: p.getTypes(),
+    storedStats: p.storedStats, modifiedStats: p.modifiedStats || null, level: p.level,
+    types: p.getTypes(), transformed: !!p.transformed,
+    lastMove: p.lastMove ? p.lastMove.id : '',
   };
 }
 
 function battleState(b) {
   return {
     turn: b.turn, ended: b.ended, winner: b.winner || '', seed: b.prng.getSeed(),
+    lastDamage: b.lastDamage ?? 0,
     sides: b.sides.map(s => ({
       id: s.id, pokemon: s.pokemon.map(pokemonState),
-      sideConditions: Object.keys(s.sideConditions),
+      sideConditions: Object.fromEntries(Object.entries(s.sideConditions).map(([k, v]) => [k, {
+        duration: v.duration ?? null}])),
+      lastSelectedMoveSlot: s.lastSelectedMoveSlot ?? null,
       request: s.activeRequest || null,
     })),
   };
@@ -85,6 +90,19 @@ const commands = {
       }
     }
     return {accepted: true, state: battleState(b)};
+  },
+  // which of the given choice strings Showdown would accept now, per side (nothing committed)
+  accepts({battle, choices}) {
+    const b = getBattle(battle);
+    const out = {};
+    for (const side of b.sides) {
+      out[side.id] = choices.map(choice => {
+        const ok = side.choose(choice);
+        side.clearChoice();
+        return !!ok;
+      });
+    }
+    return out;
   },
   state({battle}) {
     return battleState(getBattle(battle));
