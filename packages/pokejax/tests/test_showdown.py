@@ -57,3 +57,8 @@ def test_missing_package_names_install_command(monkeypatch, tmp_path):
     monkeypatch.setenv("ENVPORT_CACHE", str(tmp_path))
     with pytest.raises(ReferenceNotInstalledError, match="envport install-reference pokejax"):
         install.check()
+
+
+def test_selfplay_reports_speed(showdown):
+    r = showdown.request("selfplay", format="gen1randombattle", seed=[4, 3, 2, 1], battles=5)
+    assert r["battles"] == 5 and r["turns"] >= 5 and r["choices"] >= r["turns"] and r["seconds"] > 0

@@ -44,6 +44,19 @@ function battleState(b) {
   };
 }
 
+// The same rule as pokejax/choices.py legal_mask (tests prove it equals Showdown's acceptance).
+function legalFromRequest(req, action) {
+  if (!req || req.wait) return false;
+  const side = req.side.pokemon;
+  const forceSwitch = !!(req.forceSwitch && req.forceSwitch.some(x => x));
+  const active = (req.active || [null])[0];
+  const trapped = !!(active && (active.trapped || active.maybeTrapped));
+  if (action < 4) return !forceSwitch && !!active && action < active.moves.length && !active.moves[action].disabled;
+  const slot = action - 3;
+  if (trapped && !forceSwitch) return false;
+  return slot < side.length && !side[slot].active && !side[slot].condition.endsWith(' fnt');
+}
+
 function getBattle(id) {
   const b = battles.get(id);
   if (!b) throw new Error(`no battle ${id}`);
@@ -103,6 +116,31 @@ const commands = {
       });
     }
     return out;
+  },
+  // Random self-play inside Node (no round trip per turn): the reference's own speed for
+  // the benchmark. Choices are uniform over what Showdown accepts, drawn from a separate PRNG.
+  selfplay({format, seed, battles}) {
+    const chooser = new ps.PRNG(toSeed(seed).join(','));
+    const gen = ps.Teams.getGenerator(format, toSeed(seed));
+    const all = ['move 1', 'move 2', 'move 3', 'move 4', 'switch 2', 'switch 3', 'switch 4', 'switch 5', 'switch 6'];
+    let turns = 0, choicesMade = 0;
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < battles; i++) {
+      const b = new ps.Battle({formatid: format, seed: [chooser.random(65536), chooser.random(65536), chooser.random(65536), chooser.random(65536)]});
+      b.setPlayer('p1', {team: gen.getTeam()});
+      b.setPlayer('p2', {team: gen.getTeam()});
+      while (!b.ended && b.turn < 1000) {
+        for (const side of b.sides) {
+          if (!side.activeRequest || side.activeRequest.wait) continue;
+          const legal = all.filter((c, a) => legalFromRequest(side.activeRequest, a));
+          b.choose(side.id, legal[chooser.random(legal.length)]);
+          choicesMade++;
+        }
+      }
+      turns += b.turn;
+    }
+    const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+    return {battles, turns, choices: choicesMade, seconds};
   },
   state({battle}) {
     return battleState(getBattle(battle));
