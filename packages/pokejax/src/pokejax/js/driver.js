@@ -14,16 +14,25 @@ function toSeed(seed) {
   return seed.map(Number);
 }
 
+// An effect's state without its object references (source Pokémon, effect objects): every
+// number, string and boolean it carries, which is the hidden state the JAX port must match.
+function plainState(state) {
+  const out = {};
+  for (const [k, v] of Object.entries(state || {})) {
+    if (['id', 'effectOrder', 'target'].includes(k)) continue;
+    if (v === null || ['number', 'string', 'boolean'].includes(typeof v)) out[k] = v;
+    else if (v && typeof v === 'object' && 'id' in v && typeof v.id === 'string') out[k] = `ref:${v.id}`;
+  }
+  return out;
+}
+
 function pokemonState(p) {
   return {
     species: p.species.id, hp: p.hp, maxhp: p.maxhp, status: p.status || '',
-    statusState: {time: p.statusState.time ?? null, stage: p.statusState.stage ?? null,
-      startTime: p.statusState.startTime ?? null},
+    statusState: plainState(p.statusState),
     boosts: p.boosts, fainted: !!p.fainted, isActive: !!p.isActive, position: p.position,
     moves: p.moveSlots.map(m => ({id: m.id, pp: m.pp, maxpp: m.maxpp, disabled: !!m.disabled})),
-    volatiles: Object.fromEntries(Object.entries(p.volatiles).map(([k, v]) => [k, {
-      duration: v.duration ?? null, time: v.time ?? null, counter: v.counter ?? null,
-    }])),
+    volatiles: Object.fromEntries(Object.entries(p.volatiles).map(([k, v]) => [k, plainState(v)])),
     storedStats: p.storedStats, modifiedStats: p.modifiedStats || null, level: p.level,
     types: p.getTypes(), transformed: !!p.transformed,
     lastMove: p.lastMove ? p.lastMove.id : '',
@@ -36,8 +45,7 @@ function battleState(b) {
     lastDamage: b.lastDamage ?? 0,
     sides: b.sides.map(s => ({
       id: s.id, pokemon: s.pokemon.map(pokemonState),
-      sideConditions: Object.fromEntries(Object.entries(s.sideConditions).map(([k, v]) => [k, {
-        duration: v.duration ?? null}])),
+      sideConditions: Object.fromEntries(Object.entries(s.sideConditions).map(([k, v]) => [k, plainState(v)])),
       lastSelectedMoveSlot: s.lastSelectedMoveSlot ?? null,
       request: s.activeRequest || null,
     })),

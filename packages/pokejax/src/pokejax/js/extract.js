@@ -1,6 +1,6 @@
 // Dump the Gen 1 data pokejax needs from the installed Showdown as JSON on stdout:
-// species and moves of gen1randombattle sets (through Dex.mod('gen1'), so Gen 1 mechanics'
-// values), the Gen 1 type chart, and the random-battle set table itself.
+// species of gen1randombattle sets and every Gen 1 move (through Dex.mod('gen1'), so Gen 1
+// mechanics' values), the Gen 1 type chart, and the random-battle set table itself.
 // Usage: node extract.js <path to node_modules/pokemon-showdown>
 'use strict';
 const fs = require('fs');
@@ -17,8 +17,10 @@ for (const entry of Object.values(sets)) {
     for (const m of entry[key] || []) moveIds.add(m);
   }
 }
-// moves every battle can reach besides the sets' own
-moveIds.add('struggle');
+// Metronome and Mirror Move can call any Gen 1 move, so the table holds all of them
+for (const m of dex.moves.all()) {
+  if (m.exists && m.num > 0 && m.num <= 165 && !m.isNonstandard) moveIds.add(m.id);
+}
 
 const pick = (obj, keys) => Object.fromEntries(keys.filter(k => obj[k] !== undefined).map(k => [k, obj[k]]));
 
