@@ -1,19 +1,13 @@
-"""L1: generic env checks plus Pong-specific behaviour of the JAX port."""
+"""L1: Pong-specific behaviour of the JAX port (the generic checks run over every registered
+env in core/tests/test_registered_envs.py)."""
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from envport.testing import check_env
 from pong_port import Pong, PongConfig, PufferVecPong
 from pong_port.backends import canonical_state
-
-
-@pytest.mark.parametrize("config", [PongConfig(max_score=2), PongConfig(continuous=True, frameskip=3, max_score=2)],
-                         ids=["discrete", "continuous-fs3"])
-def test_generic_checks(config):
-    check_env(Pong(config))
 
 
 def test_vec_of_one_equals_single_env():
