@@ -150,6 +150,36 @@ const commands = {
     const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
     return {battles, turns, choices: choicesMade, seconds};
   },
+  // One call of Gen 1's getDamage on a fresh 1-vs-1 battle, from a given PRNG seed.
+  // atk/def override the attacker's/defender's modified stats (what getStat reads); volatiles
+  // are added before the call (focusenergy on p1, reflect/lightscreen on p2).
+  damage({attacker, defender, move, seed, atk, def, volatiles}) {
+    // gen1randombattle, not a Custom Game: Custom Game formats replace battle.trunc with
+    // Math.trunc, which removes Gen 1's 8-bit rollovers
+    const b = new ps.Battle({formatid: 'gen1randombattle', seed: toSeed(seed)});
+    b.setPlayer('p1', {name: 'p1', team: [attacker]});
+    b.setPlayer('p2', {name: 'p2', team: [defender]});
+    const src = b.p1.active[0], tgt = b.p2.active[0];
+    Object.assign(src.modifiedStats, atk || {});
+    Object.assign(tgt.modifiedStats, def || {});
+    for (const v of (volatiles && volatiles.p1) || []) src.addVolatile(v);
+    for (const v of (volatiles && volatiles.p2) || []) tgt.addVolatile(v);
+    b.prng = new ps.PRNG(toSeed(seed).join(','));
+    const m = b.dex.getActiveMove(move);
+    const standard = !(m.damageCallback || m.damage || m.ohko || m.basePowerCallback ||
+      (m.self && m.self.volatileStatus === 'partialtrappinglock') || m.category === 'Status');
+    const damage = b.actions.getDamage(src, tgt, m, true);
+    return {
+      damage: damage === false ? null : damage, immune: damage === false, standard,
+      crit: !!tgt.getMoveHitData(m).crit, seed: b.prng.getSeed(),
+      attacker: {level: src.level, modified: src.modifiedStats, base: src.baseStoredStats,
+        types: src.getTypes(), baseSpe: b.dex.species.get(src.set.species).baseStats.spe},
+      defender: {modified: tgt.modifiedStats, base: tgt.baseStoredStats, types: tgt.getTypes(),
+        volatiles: Object.keys(tgt.volatiles)},
+      move: {type: m.type, category: m.category, basePower: m.basePower, critRatio: m.critRatio,
+        willCrit: !!m.willCrit, selfdestruct: !!m.selfdestruct},
+    };
+  },
   state({battle}) {
     return battleState(getBattle(battle));
   },
