@@ -59,7 +59,16 @@ def test_jax_prng_vmaps():
         assert prng.Gen5Prng(s).random(1000) == int(v)
 
 
+@settings(deadline=None)
 @given(seeds)
 def test_seed_round_trip(seed):
     assert prng.int_to_seed(prng.seed_to_int(seed)) == seed
     assert [int(x) for x in prng.to_seed(prng.from_seed(jnp.asarray(seed, jnp.uint32)))] == seed
+
+
+@settings(deadline=None)
+@given(st.integers(1, 300), st.data())
+def test_seed_with_first_draw(n, draw):
+    value = draw.draw(st.integers(0, n - 1))
+    seed = prng.seed_with_first_draw(n, value, np.random.default_rng(value))
+    assert prng.Gen5Prng(seed).random(n) == value

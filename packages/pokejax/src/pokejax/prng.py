@@ -59,6 +59,20 @@ class Gen5Prng:
         return int_to_seed(self.x)
 
 
+def seed_before(state: int) -> list[int]:
+    """The seed whose next LCG step is ``state`` (the LCG is a bijection of 64-bit ints)."""
+    return int_to_seed(((state - INC) * pow(MULT, -1, 1 << 64)) & MASK64)
+
+
+def seed_with_first_draw(n: int, value: int, rng) -> list[int]:
+    """A seed whose first ``random(n)`` is ``value``: lets tests land draws exactly on a
+    threshold, where an off-by-one in a probability shows up every time."""
+    lo = -(-value * 2**32 // n)  # smallest r with floor(r * n / 2^32) == value
+    hi = -(-(value + 1) * 2**32 // n) - 1
+    r = int(rng.integers(lo, hi + 1))
+    return seed_before((r << 32) | int(rng.integers(0, 2**32)))
+
+
 # -- JAX ----------------------------------------------------------------------------------------
 class PrngState(NamedTuple):
     hi: jax.Array  # uint32

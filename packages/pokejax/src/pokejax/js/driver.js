@@ -180,6 +180,24 @@ const commands = {
         willCrit: !!m.willCrit, selfdestruct: !!m.selfdestruct},
     };
   },
+  // Gen 1 tryMoveHit for one move on a fresh 1-vs-1 battle: did the accuracy check pass?
+  // boosts: {p1: {...}, p2: {...}} set before the call.
+  tryhit({attacker, defender, move, seed, boosts, volatiles}) {
+    const b = new ps.Battle({formatid: 'gen1randombattle', seed: toSeed(seed)});
+    b.setPlayer('p1', {name: 'p1', team: [attacker]});
+    b.setPlayer('p2', {name: 'p2', team: [defender]});
+    const src = b.p1.active[0], tgt = b.p2.active[0];
+    Object.assign(src.boosts, (boosts && boosts.p1) || {});
+    Object.assign(tgt.boosts, (boosts && boosts.p2) || {});
+    for (const v of (volatiles && volatiles.p2) || []) tgt.addVolatile(v);
+    b.prng = new ps.PRNG(toSeed(seed).join(','));
+    const m = b.dex.getActiveMove(move);
+    const n0 = b.log.length;
+    b.actions.tryMoveHit(tgt, src, m);
+    const log = b.log.slice(n0);
+    return {missed: log.some(l => l.startsWith('|-miss|')), immune: log.some(l => l.startsWith('|-immune|')),
+      accuracy: m.accuracy, target: m.target, log};
+  },
   state({battle}) {
     return battleState(getBattle(battle));
   },
