@@ -7,11 +7,15 @@ import numpy as np
 import pytest
 
 from pokejax import data, prng
-from pokejax.damage import DamageInputs, damage
+from pokejax.damage import DamageInputs, crit_chance, damage
 
 TABLES = data.load()
 DAMAGING = sorted(m for m, v in TABLES["moves"].items()
                   if v["category"] != "Status" and v.get("basePower", 0) > 0)
+
+
+def to_id(name: str) -> str:
+    return "".join(c for c in name.lower() if c.isalnum())
 
 
 def effectiveness(move_type: str, defender_types: list[str]) -> list[int]:
@@ -39,6 +43,14 @@ def cases(showdown):
             over["def"] = {k: int(rng.integers(1, 1000)) for k in ("def", "spd")}
         vols = {"p1": ["focusenergy"] if rng.random() < 0.3 else [],
                 "p2": [v for v in ("reflect", "lightscreen") if rng.random() < 0.3]}
+        if rng.random() < 0.5:  # land the crit roll on our crit threshold or just below it
+            info = TABLES["moves"][move]
+            base_spe = TABLES["species"][to_id(pool[a]["species"])]["baseStats"]["spe"]
+            cc = int(crit_chance(DamageInputs(*[np.int32(0)] * 14)._replace(
+                attacker_base_spe=np.int32(base_spe), focus_energy="focusenergy" in vols["p1"],
+                crit_ratio=np.int32(info.get("critRatio", 1)))))
+            if cc > 0:
+                seed = prng.seed_with_first_draw(256, max(0, cc - int(rng.integers(0, 2))), rng)
         res = showdown.request("damage", attacker=pool[a], defender=pool[d], move=move, seed=seed,
                                volatiles=vols, **over)
         if res["standard"] and not res["immune"]:
