@@ -198,6 +198,14 @@ const commands = {
     return {missed: log.some(l => l.startsWith('|-miss|')), immune: log.some(l => l.startsWith('|-immune|')),
       accuracy: m.accuracy, target: m.target, log};
   },
+  // Battle.speedSort on plain items {id, order, priority, speed, subOrder, effectOrder}
+  speedsort({seed, items}) {
+    const b = new ps.Battle({formatid: 'gen1randombattle', seed: toSeed(seed)});
+    b.prng = new ps.PRNG(toSeed(seed).join(','));
+    const list = items.map(x => ({...x}));
+    b.speedSort(list);
+    return {ids: list.map(x => x.id), seed: b.prng.getSeed()};
+  },
   state({battle}) {
     return battleState(getBattle(battle));
   },
