@@ -206,6 +206,18 @@ const commands = {
     b.speedSort(list);
     return {ids: list.map(x => x.id), seed: b.prng.getSeed()};
   },
+  // Gen 1 Battle.boost of one stat on a fresh battle's p1 active, from given boosts and
+  // modified stats (the 999/1 quirks live in Pokemon.boostBy)
+  boost({pokemon, boosts, modified, stat, delta}) {
+    const b = new ps.Battle({formatid: 'gen1randombattle', seed: [1, 2, 3, 4]});
+    b.setPlayer('p1', {name: 'p1', team: [pokemon]});
+    b.setPlayer('p2', {name: 'p2', team: [pokemon]});
+    const mon = b.p1.active[0];
+    Object.assign(mon.boosts, boosts || {});
+    Object.assign(mon.modifiedStats, modified || {});
+    const success = b.boost({[stat]: delta}, mon, null, null);
+    return {boosts: mon.boosts, modified: mon.modifiedStats, stored: mon.storedStats, success};
+  },
   state({battle}) {
     return battleState(getBattle(battle));
   },
