@@ -65,6 +65,29 @@ function legalFromRequest(req, action) {
   return slot < side.length && !side[slot].active && !side[slot].condition.endsWith(' fnt');
 }
 
+// Wrap the battle's PRNG so that each draw records its arguments, result and the first
+// stack frames outside prng.js: which Showdown function asked for it, and why.
+function traceDraws(b) {
+  b.drawLog = [];
+  const prng = b.prng;
+  const random = prng.random.bind(prng);
+  prng.random = (from, to) => {
+    const result = random(from, to);
+    const frames = (new Error().stack || '').split('\n').slice(2)
+      .filter(l => !l.includes('prng.js')).slice(0, 4)
+      .map(l => l.trim().replace(/^at /, '').replace(/\(.*node_modules\/pokemon-showdown\//, '(').replace(/:\d+\)$/, ')'));
+    b.drawLog.push({from: from ?? null, to: to ?? null, result, sites: frames});
+    return result;
+  };
+}
+
+function takeDraws(b) {
+  if (!b.drawLog) return undefined;
+  const out = b.drawLog;
+  b.drawLog = [];
+  return out;
+}
+
 function getBattle(id) {
   const b = battles.get(id);
   if (!b) throw new Error(`no battle ${id}`);
@@ -92,13 +115,15 @@ const commands = {
     const team = gen.getTeam();
     return {sets: team, packed: ps.Teams.pack(team)};
   },
-  start({format, seed, p1team, p2team}) {
+  // trace: record every PRNG draw with the call sites that made it (see drawTrace)
+  start({format, seed, p1team, p2team, trace}) {
     const b = new ps.Battle({formatid: format, seed: toSeed(seed)});
+    if (trace) traceDraws(b);
     b.setPlayer('p1', {name: 'p1', team: p1team});
     b.setPlayer('p2', {name: 'p2', team: p2team});
     const id = nextBattle++;
     battles.set(id, b);
-    return {battle: id, state: battleState(b)};
+    return {battle: id, state: battleState(b), draws: takeDraws(b)};
   },
   choose({battle, p1, p2}) {
     const b = getBattle(battle);
@@ -110,7 +135,7 @@ const commands = {
         return {accepted: false, side, error: err, state: battleState(b)};
       }
     }
-    return {accepted: true, state: battleState(b)};
+    return {accepted: true, state: battleState(b), draws: takeDraws(b)};
   },
   // which of the given choice strings Showdown would accept now, per side (nothing committed)
   accepts({battle, choices}) {
