@@ -1,5 +1,6 @@
 """The reference driver: starts, answers, reports errors clearly, and never leaves node running."""
 
+import numpy as np
 import pytest
 
 from envport import ReferenceNotInstalledError
@@ -62,3 +63,32 @@ def test_missing_package_names_install_command(monkeypatch, tmp_path):
 def test_selfplay_reports_speed(showdown):
     r = showdown.request("selfplay", format="gen1randombattle", seed=[4, 3, 2, 1], battles=5)
     assert r["battles"] == 5 and r["turns"] >= 5 and r["choices"] >= r["turns"] and r["seconds"] > 0
+
+
+def test_draw_trace_is_complete(showdown):
+    """Replaying the traced draws on our PRNG model reproduces every result and the final seed:
+    no draw escapes the trace."""
+    from pokejax import choices, prng, reference
+
+    seeds = reference.derive_seeds(8, 0)
+    p1 = showdown.request("team", format="gen1randombattle", seed=seeds["p1"])["packed"]
+    p2 = showdown.request("team", format="gen1randombattle", seed=seeds["p2"])["packed"]
+    started = showdown.request("start", format="gen1randombattle", seed=seeds["battle"],
+                               p1team=p1, p2team=p2, trace=True)
+    model = prng.Gen5Prng(seeds["battle"])
+    state, n = started["state"], 0
+    rng = np.random.default_rng(0)
+    while not state["ended"] and state["turn"] < 60:
+        r1, r2 = reference.sides_requests(state)
+        a1, a2 = reference.choose_random(rng, r1), reference.choose_random(rng, r2)
+        res = showdown.request("choose", battle=started["battle"],
+                               p1=None if a1 is None else choices.choice_string(a1),
+                               p2=None if a2 is None else choices.choice_string(a2))
+        for d in res["draws"]:
+            assert model.random(d["from"], d["to"]) == d["result"], d
+            assert d["sites"], d
+            n += 1
+        state = res["state"]
+        assert ",".join(map(str, model.seed())) == state["seed"]
+    showdown.request("close", battle=started["battle"])
+    assert n > 20
