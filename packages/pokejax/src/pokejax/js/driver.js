@@ -243,6 +243,34 @@ const commands = {
     const success = b.boost({[stat]: delta}, mon, null, null);
     return {boosts: mon.boosts, modified: mon.modifiedStats, stored: mon.storedStats, success};
   },
+  // Gen 1 BeforeMove event for p1's active (status + volatiles given), from a seed; reports
+  // whether it may move, what changed, and every draw
+  beforemove({attacker, defender, move, seed, status, statusTime, volatiles, modified}) {
+    const b = new ps.Battle({formatid: 'gen1randombattle', seed: toSeed(seed)});
+    b.setPlayer('p1', {name: 'p1', team: [attacker]});
+    b.setPlayer('p2', {name: 'p2', team: [defender]});
+    const src = b.p1.active[0], tgt = b.p2.active[0];
+    Object.assign(src.modifiedStats, modified || {});
+    if (status) {
+      src.setStatus(status);
+      if (statusTime !== undefined && statusTime !== null) src.statusState.time = statusTime;
+    }
+    for (const [name, fields] of Object.entries(volatiles || {})) {
+      src.addVolatile(name, tgt);
+      if (src.volatiles[name]) Object.assign(src.volatiles[name], fields);
+    }
+    b.prng = new ps.PRNG(toSeed(seed).join(','));
+    traceDraws(b);
+    const hp0 = src.hp;
+    const m = b.dex.getActiveMove(move);
+    const result = b.runEvent('BeforeMove', src, tgt, m);
+    return {
+      canMove: !!result, hpBefore: hp0, hpLost: hp0 - src.hp, status: src.status,
+      statusTime: src.statusState.time ?? null,
+      volatiles: Object.fromEntries(Object.entries(src.volatiles).map(([k, v]) => [k, plainState(v)])),
+      draws: takeDraws(b), seed: b.prng.getSeed(),
+    };
+  },
   state({battle}) {
     return battleState(getBattle(battle));
   },
