@@ -6,20 +6,16 @@ nothing is compiled. CLI: ``envport install-reference pokejax``.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 from envport import ReferenceNotInstalledError
+from envport.cache import cache_root
 
 SHOWDOWN_VERSION = "0.11.11"
 INSTALL_HINT = "envport install-reference pokejax"
-
-
-def cache_root() -> Path:
-    return Path(os.environ.get("ENVPORT_CACHE", Path.home() / ".cache" / "envport"))
 
 
 def install_dir() -> Path:

@@ -25,6 +25,8 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
+from envport.cache import cache_root
+
 PUFFERLIB_VERSION = "3.0.0"
 SDIST = f"pufferlib-{PUFFERLIB_VERSION}.tar.gz"
 SDIST_SHA256 = "7df3a3e3f5f894d78d2a1f5374097890aec01473183e748abefe4f3faa10eaa9"
@@ -43,10 +45,6 @@ COMPILE_ARGS = [
 ]
 LINK_ARGS = ["-fwrapv", "-O2", "-Bsymbolic-functions"]
 INSTALL_HINT = "envport install-reference pong   (in the envport repo also: python tools/build_pong_reference.py)"
-
-
-def cache_root() -> Path:
-    return Path(os.environ.get("ENVPORT_CACHE", Path.home() / ".cache" / "envport"))
 
 
 def source_dir() -> Path:
