@@ -72,3 +72,14 @@ def test_seed_with_first_draw(n, draw):
     value = draw.draw(st.integers(0, n - 1))
     seed = prng.seed_with_first_draw(n, value, np.random.default_rng(value))
     assert prng.Gen5Prng(seed).random(n) == value
+
+
+@settings(deadline=None)
+@given(st.integers(0, 5), st.integers(1, 300), st.data())
+def test_seed_with_draw_at(index, n, draw):
+    value = draw.draw(st.integers(0, n - 1))
+    seed = prng.seed_with_draw_at(index, n, value, np.random.default_rng(value))
+    model = prng.Gen5Prng(seed)
+    for _ in range(index):
+        model.next()
+    assert model.random(n) == value

@@ -64,13 +64,19 @@ def seed_before(state: int) -> list[int]:
     return int_to_seed(((state - INC) * pow(MULT, -1, 1 << 64)) & MASK64)
 
 
-def seed_with_first_draw(n: int, value: int, rng) -> list[int]:
-    """A seed whose first ``random(n)`` is ``value``: lets tests land draws exactly on a
-    threshold, where an off-by-one in a probability shows up every time."""
+def seed_with_draw_at(index: int, n: int, value: int, rng) -> list[int]:
+    """A seed whose ``index``-th draw (0-based) of ``random(n)`` is ``value``: lets tests land
+    a draw exactly on a threshold, where an off-by-one in a probability shows every time."""
     lo = -(-value * 2**32 // n)  # smallest r with floor(r * n / 2^32) == value
     hi = -(-(value + 1) * 2**32 // n) - 1
-    r = int(rng.integers(lo, hi + 1))
-    return seed_before((r << 32) | int(rng.integers(0, 2**32)))
+    x = (int(rng.integers(lo, hi + 1)) << 32) | int(rng.integers(0, 2**32))
+    for _ in range(index + 1):
+        x = seed_to_int(seed_before(x))
+    return int_to_seed(x)
+
+
+def seed_with_first_draw(n: int, value: int, rng) -> list[int]:
+    return seed_with_draw_at(0, n, value, rng)
 
 
 # -- JAX ----------------------------------------------------------------------------------------

@@ -271,6 +271,34 @@ const commands = {
       draws: takeDraws(b), seed: b.prng.getSeed(),
     };
   },
+  // Gen 1 moveHit (no accuracy check) of a move on a fresh 1-vs-1 battle: damage and
+  // secondary effects, draws traced. target: {status, boosts, modified} set before the call.
+  movehit({attacker, defender, move, seed, target}) {
+    const b = new ps.Battle({formatid: 'gen1randombattle', seed: toSeed(seed)});
+    b.setPlayer('p1', {name: 'p1', team: [attacker]});
+    b.setPlayer('p2', {name: 'p2', team: [defender]});
+    const src = b.p1.active[0], tgt = b.p2.active[0];
+    if (target && target.status) tgt.setStatus(target.status);
+    Object.assign(tgt.boosts, (target && target.boosts) || {});
+    Object.assign(tgt.modifiedStats, (target && target.modified) || {});
+    if (target && target.hp) tgt.hp = target.hp;
+    b.prng = new ps.PRNG(toSeed(seed).join(','));
+    traceDraws(b);
+    const m = b.dex.getActiveMove(move);
+    const before = {hp: tgt.hp, status: tgt.status, boosts: {...tgt.boosts}, modified: {...tgt.modifiedStats}};
+    const damage = b.actions.moveHit(tgt, src, m);
+    return {
+      damage, before, hp: tgt.hp, status: tgt.status, statusTime: tgt.statusState.time ?? null,
+      boosts: tgt.boosts, modified: tgt.modifiedStats, stored: tgt.storedStats, types: tgt.getTypes(),
+      volatiles: Object.fromEntries(Object.entries(tgt.volatiles).map(([k, v]) => [k, plainState(v)])),
+      attacker: {level: src.level, modified: src.modifiedStats, base: src.baseStoredStats,
+        types: src.getTypes(), baseSpe: b.dex.species.get(src.set.species).baseStats.spe},
+      move: {type: m.type, category: m.category, basePower: m.basePower, critRatio: m.critRatio,
+        willCrit: !!m.willCrit, selfdestruct: !!m.selfdestruct},
+      defenderBase: tgt.baseStoredStats,
+      draws: takeDraws(b), seed: b.prng.getSeed(),
+    };
+  },
   state({battle}) {
     return battleState(getBattle(battle));
   },
