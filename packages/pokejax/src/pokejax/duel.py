@@ -1,0 +1,228 @@
+"""The first end-to-end engine slice: a Gen 1 one-vs-one duel of standard damaging moves.
+
+Scope (``STANDARD_MOVES``): moves whose whole effect is damage plus at most one secondary
+(status, confusion, flinch, stat drop) — no self effects, multi-hit, drain, recoil, fixed
+damage, charging, trapping or callbacks. Both sides have one Pokémon, so a faint ends the
+battle. Everything Showdown draws in such a turn is drawn here in the same order
+(``tests/test_turn_trace.py``): the queue's speed tie, ``eachEvent`` speed ties before and
+after every action, then per move BeforeMove, accuracy, damage and secondary draws.
+
+This is a proving ground for the composition of the verified pieces (``before_move``,
+``accuracy``, ``damage``, ``secondary``, ``speedsort``); the full engine generalises it.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from pokejax import data
+from pokejax import prng as P
+from pokejax.accuracy import ALWAYS_HITS, accuracy_check
+from pokejax.before_move import Mover, before_move
+from pokejax.codec import MOVES, STATUSES, TYPES
+from pokejax.damage import DamageInputs
+from pokejax.secondary import Secondary, Target, move_hit, secondary_of
+
+BRN, PSN, FRZ = (STATUSES.index(s) for s in ("brn", "psn", "frz"))
+EXCLUDED = frozenset({
+    "bide", "counter", "dreameater", "jumpkick", "highjumpkick", "psywave", "rage", "struggle",
+    "superfang", "seismictoss", "nightshade", "dragonrage", "sonicboom", "metronome", "mirrormove",
+})
+
+
+def _standard(move_id: str, m: dict) -> bool:
+    if move_id in EXCLUDED or m["category"] == "Status" or not m.get("basePower"):
+        return False
+    if any(k in m for k in ("self", "multihit", "drain", "recoil", "damage", "ohko", "selfdestruct",
+                            "volatileStatus")):
+        return False
+    return "charge" not in (m.get("flags") or {})
+
+
+STANDARD_MOVES = tuple(sorted(k for k, v in data.load()["moves"].items() if _standard(k, v)))
+
+
+class MoveTable(NamedTuple):
+    type: jax.Array
+    physical: jax.Array
+    base_power: jax.Array
+    accuracy: jax.Array  # percent, or ALWAYS_HITS
+    priority: jax.Array
+    crit_ratio: jax.Array
+    secondary: Secondary
+    burn_secondary: jax.Array  # thaws a frozen target (frz onAfterMoveSecondary)
+
+
+@cache
+def move_table() -> MoveTable:
+    moves = data.load()["moves"]
+    rows = [moves[m] for m in MOVES]
+    secs = [secondary_of(m) for m in MOVES]
+    return MoveTable(
+        type=np.array([TYPES.index(m["type"]) if m["type"] in TYPES else -1 for m in rows], np.int32),
+        physical=np.array([m["category"] == "Physical" for m in rows]),
+        base_power=np.array([m.get("basePower", 0) for m in rows], np.int32),
+        accuracy=np.array([ALWAYS_HITS if m["accuracy"] is True else m["accuracy"] for m in rows], np.int32),
+        priority=np.array([m.get("priority", 0) for m in rows], np.int32),
+        crit_ratio=np.array([m.get("critRatio", 1) for m in rows], np.int32),
+        secondary=Secondary(*(np.stack([np.asarray(getattr(s, f)) for s in secs]) for f in Secondary._fields)),
+        burn_secondary=np.array([(m.get("secondary") or {}).get("status") == "brn" for m in rows]),
+    )
+
+
+@cache
+def immunity_table() -> np.ndarray:
+    """bool[move type, defending type]: damageTaken == 3 (e.g. Normal vs Ghost, Ground vs Flying)."""
+    chart = data.load()["typechart"]
+    out = np.zeros((len(TYPES), len(TYPES)), bool)
+    for d, dname in enumerate(TYPES):
+        taken = chart[dname.lower()]["damageTaken"]
+        for a, aname in enumerate(TYPES):
+            out[a, d] = taken.get(aname, 0) == 3
+    return out
+
+
+@cache
+def effectiveness_table() -> np.ndarray:
+    chart = data.load()["typechart"]
+    out = np.zeros((len(TYPES), len(TYPES)), np.int32)
+    for d, dname in enumerate(TYPES):
+        taken = chart[dname.lower()]["damageTaken"]
+        for a, aname in enumerate(TYPES):
+            out[a, d] = {1: 1, 2: -1}.get(taken.get(aname, 0), 0)
+    return out
+
+
+class Fighter(NamedTuple):
+    hp: jax.Array
+    maxhp: jax.Array
+    status: jax.Array
+    boosts: jax.Array  # int32[7]
+    modified: jax.Array  # int32[5]
+    stored: jax.Array  # int32[5]
+    level: jax.Array
+    types: jax.Array  # int32[2], -1 absent
+    base_spe: jax.Array
+    confused: jax.Array
+    confusion_time: jax.Array
+    flinched: jax.Array
+    moves: jax.Array  # int32[4] move index (-1 empty)
+    pp: jax.Array  # int32[4]
+    speed: jax.Array  # Showdown's pokemon.speed: refreshed at choice time and at the residual
+
+
+def _pick(cond, a, b):
+    return jax.tree.map(lambda x, y: jnp.where(cond, x, y), a, b)
+
+
+def _tie_draw(state: P.PrngState, f1: Fighter, f2: Fighter, active) -> P.PrngState:
+    """eachEvent: speedSort of the two actives by pokemon.speed — a draw on a tie."""
+    drawn, _ = P.random_below(state, 2)
+    return _pick(active & (f1.speed == f2.speed), drawn, state)
+
+
+def _residual_self(f: Fighter, active) -> Fighter:
+    """AfterMoveSelf: burn / poison take max(maxhp/16, 1)."""
+    hurt = active & ((f.status == BRN) | (f.status == PSN)) & (f.hp > 0)
+    return f._replace(hp=jnp.where(hurt, f.hp - jnp.minimum(jnp.maximum(f.maxhp // 16, 1), f.hp), f.hp))
+
+
+def _tables() -> MoveTable:
+    return jax.tree.map(jnp.asarray, move_table())
+
+
+def _act(state, me: Fighter, foe: Fighter, slot, active):
+    """One move action of ``me`` against ``foe`` (no-op when not ``active``)."""
+    t = _tables()
+    move = me.moves[slot]
+    mover = Mover(status=me.status, sleep_time=jnp.int32(0), confused=me.confused,
+                  confusion_time=me.confusion_time, flinched=me.flinched,
+                  must_recharge=jnp.bool_(False), partially_trapped=jnp.bool_(False),
+                  level=me.level, attack=me.modified[0], defense=me.modified[1])
+    s1, bm = before_move(state, mover)
+    state = _pick(active, s1, state)
+    self_hit = active & bm.self_hit
+    me = me._replace(
+        confused=jnp.where(active, bm.mover.confused, me.confused),
+        confusion_time=jnp.where(active, bm.mover.confusion_time, me.confusion_time),
+        hp=jnp.where(self_hit, me.hp - jnp.minimum(jnp.maximum(bm.self_hit_damage, 1), me.hp), me.hp),
+    )
+    moves = active & bm.can_move
+    me = me._replace(pp=jnp.where(moves, me.pp.at[slot].add(-1), me.pp))
+
+    mtype = t.type[move]
+    immune = jnp.any(jnp.where(foe.types >= 0, jnp.asarray(immunity_table())[mtype, jnp.maximum(foe.types, 0)], False))
+    tries = moves & ~immune
+    s1, hit = accuracy_check(state, t.accuracy[move], me.boosts[5], foe.boosts[6], False)
+    state = _pick(tries, s1, state)
+    hits = tries & hit
+
+    physical = t.physical[move]
+    a_i, d_i = jnp.where(physical, 0, 2), jnp.where(physical, 1, 3)
+    eff = jnp.where(foe.types >= 0, jnp.asarray(effectiveness_table())[mtype, jnp.maximum(foe.types, 0)], 0)
+    x = DamageInputs(
+        level=me.level, base_power=t.base_power[move], crit_ratio=t.crit_ratio[move],
+        will_crit=jnp.bool_(False), attacker_base_spe=me.base_spe, focus_energy=jnp.bool_(False),
+        attack=me.modified[a_i], attack_raw=me.stored[a_i], defense=foe.modified[d_i],
+        defense_raw=foe.stored[d_i], screen=jnp.bool_(False), selfdestruct_vs_def=jnp.bool_(False),
+        stab=jnp.any(me.types == mtype), effectiveness=eff)
+    target = Target(hp=foe.hp, status=foe.status, types=foe.types, boosts=foe.boosts,
+                    modified=foe.modified, stored=foe.stored, confused=foe.confused,
+                    confusion_time=foe.confusion_time, flinched=foe.flinched,
+                    must_recharge=jnp.bool_(False))
+    sec = jax.tree.map(lambda a: a[move], t.secondary)
+    s1, after, _ = move_hit(state, x, mtype, sec, target)
+    state = _pick(hits, s1, state)
+    thaw = hits & (after.hp > 0) & (after.status == FRZ) & t.burn_secondary[move]
+    foe = _pick(hits, foe._replace(hp=after.hp, status=jnp.where(thaw, 0, after.status),
+                                   boosts=after.boosts, modified=after.modified,
+                                   confused=after.confused, confusion_time=after.confusion_time,
+                                   flinched=after.flinched), foe)
+    # AfterMoveSelf: after an aborted move always, after a used move if the target still stands
+    me = _residual_self(me, active & (~moves | (foe.hp > 0)))
+    return state, me, foe
+
+
+class TurnResult(NamedTuple):
+    ended: jax.Array
+    winner: jax.Array  # 0 none, 1 p1, 2 p2
+
+
+def turn(state: P.PrngState, f1: Fighter, f2: Fighter, slot1, slot2):
+    t = _tables()
+    # commit: pokemon.speed and action speed = current modified Speed
+    f1, f2 = f1._replace(speed=f1.modified[4]), f2._replace(speed=f2.modified[4])
+    pr1, pr2 = t.priority[f1.moves[slot1]], t.priority[f2.moves[slot2]]
+    tie = (pr1 == pr2) & (f1.speed == f2.speed)
+    s1, r = P.random_below(state, 2)
+    state = _pick(tie, s1, state)
+    p2_first = jnp.where(tie, r == 1, (pr2 > pr1) | ((pr2 == pr1) & (f2.speed > f1.speed)))
+
+    live = jnp.bool_(True)
+    state = _tie_draw(state, f1, f2, live)  # BeforeTurn
+    state = _tie_draw(state, f1, f2, live)  # Update after the beforeTurn action
+
+    def step(state, f1, f2, first_is_p1, live):
+        a, b = _pick(first_is_p1, (f1, f2), (f2, f1))
+        slot = jnp.where(first_is_p1, slot1, slot2)
+        state, a, b = _act(state, a, b, slot, live)
+        f1, f2 = _pick(first_is_p1, (a, b), (b, a))
+        live = live & (f1.hp > 0) & (f2.hp > 0)
+        state = _tie_draw(state, f1, f2, live)  # Update after the action
+        return state, f1, f2, live
+
+    state, f1, f2, live = step(state, f1, f2, ~p2_first, live)
+    state, f1, f2, live = step(state, f1, f2, p2_first, live)
+    # residual: flinch ends, speeds refresh, then the Update
+    f1, f2 = (f._replace(flinched=jnp.bool_(False)) for f in (f1, f2))
+    f1 = f1._replace(speed=jnp.where(live, f1.modified[4], f1.speed))
+    f2 = f2._replace(speed=jnp.where(live, f2.modified[4], f2.speed))
+    state = _tie_draw(state, f1, f2, live)
+    ended = (f1.hp <= 0) | (f2.hp <= 0)
+    winner = jnp.where(f2.hp <= 0, 1, jnp.where(f1.hp <= 0, 2, 0))
+    return state, f1, f2, TurnResult(ended, winner)

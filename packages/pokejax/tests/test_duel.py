@@ -1,0 +1,117 @@
+"""L3 on the first engine slice: whole 1-vs-1 Gen 1 duels of standard moves, random legal
+choices, JAX turn == Showdown turn (HP, status, stages, modified stats, PP, confusion, PRNG
+seed, winner) after every turn."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from pokejax import codec, data, prng, teams
+from pokejax.boosts import BOOSTS
+from pokejax.duel import STANDARD_MOVES, Fighter, turn
+
+STATS = BOOSTS[:5]
+SPECIES = data.load()["species"]
+
+
+def fighter(mon: dict) -> Fighter:
+    types = [codec.TYPES.index(t) for t in mon["types"]] + [-1] * (2 - len(mon["types"]))
+    moves = [codec.MOVES.index(m["id"]) for m in mon["moves"]]
+    return Fighter(
+        hp=jnp.int32(mon["hp"]), maxhp=jnp.int32(mon["maxhp"]),
+        status=jnp.int32(codec.STATUSES.index(mon["status"])),
+        boosts=jnp.asarray([mon["boosts"][k] for k in BOOSTS], jnp.int32),
+        modified=jnp.asarray([mon["modifiedStats"][k] for k in STATS], jnp.int32),
+        stored=jnp.asarray([mon["storedStats"][k] for k in STATS], jnp.int32),
+        level=jnp.int32(mon["level"]), types=jnp.asarray(types, jnp.int32),
+        base_spe=jnp.int32(SPECIES[mon["species"]]["baseStats"]["spe"]),
+        confused=jnp.bool_("confusion" in mon["volatiles"]),
+        confusion_time=jnp.int32(mon["volatiles"].get("confusion", {}).get("time", 0)),
+        flinched=jnp.bool_("flinch" in mon["volatiles"]),
+        moves=jnp.asarray(moves, jnp.int32), pp=jnp.asarray([m["pp"] for m in mon["moves"]], jnp.int32),
+        speed=jnp.int32(mon["modifiedStats"]["spe"]))
+
+
+def same(f: Fighter, mon: dict) -> list[str]:
+    """Names of the fields where the JAX fighter differs from Showdown's Pokémon."""
+    bad = []
+    if mon["hp"] == 0:  # a fainted Pokémon's status and volatiles are cleared; the battle is over
+        return [] if int(f.hp) == 0 else [f"hp: {int(f.hp)} != 0"]
+    checks = {
+        "hp": (int(f.hp), mon["hp"]),
+        "status": (codec.STATUSES[int(f.status)], mon["status"]),
+        "boosts": ([int(v) for v in f.boosts], [mon["boosts"][k] for k in BOOSTS]),
+        "modified": ([int(v) for v in f.modified], [mon["modifiedStats"][k] for k in STATS]),
+        "pp": ([int(v) for v in f.pp], [m["pp"] for m in mon["moves"]]),
+        "confused": (bool(f.confused), "confusion" in mon["volatiles"]),
+        "flinched": (bool(f.flinched), "flinch" in mon["volatiles"]),
+    }
+    if "confusion" in mon["volatiles"]:
+        checks["confusion_time"] = (int(f.confusion_time), mon["volatiles"]["confusion"]["time"])
+    for name, (mine, theirs) in checks.items():
+        if mine != theirs:
+            bad.append(f"{name}: {mine} != {theirs}")
+    return bad
+
+
+@pytest.fixture(scope="module")
+def pool(showdown):
+    return [s for i in range(5)
+            for s in showdown.request("team", format="gen1randombattle", seed=[i, 2, 2, 2])["sets"]]
+
+
+def _duel_sets(rng, pool):
+    a = dict(pool[rng.integers(len(pool))])
+    b = dict(a) if rng.random() < 0.3 else dict(pool[rng.integers(len(pool))])  # mirrors: speed ties
+    for s in (a, b):
+        s["moves"] = list(rng.choice(STANDARD_MOVES, 4, replace=False))
+    return a, b
+
+
+def play_duels(showdown, pool, n: int, seed: int) -> tuple[int, int]:
+    """Play ``n`` duels on both sides, comparing after every turn; returns (turns, endings)."""
+    rng = np.random.default_rng(seed)
+    run = jax.jit(lambda s, f1, f2, a1, a2: turn(prng.from_seed(s), f1, f2, a1, a2))
+    turns = endings = 0
+    for _ in range(n):
+        a, b = _duel_sets(rng, pool)
+        seed = rng.integers(0, 0x10000, 4).tolist()
+        started = showdown.request("start", format="gen1randombattle", seed=seed,
+                                   p1team=teams.pack_team([a]), p2team=teams.pack_team([b]))
+        battle, state = started["battle"], started["state"]
+        # the JAX side starts from Showdown's first state and then carries its own state
+        f1, f2 = (fighter(side["pokemon"][0]) for side in state["sides"])
+        s = jnp.asarray([int(w) for w in state["seed"].split(",")], jnp.uint32)
+        while not state["ended"] and state["turn"] < 40:
+            mons = [side["pokemon"][0] for side in state["sides"]]
+            slots = [int(rng.choice([i for i, m in enumerate(mon["moves"]) if m["pp"] > 0])) for mon in mons]
+            res = showdown.request("choose", battle=battle, p1=f"move {slots[0] + 1}",
+                                   p2=f"move {slots[1] + 1}")
+            assert res["accepted"], res
+            new = res["state"]
+            s_after, f1, f2, result = run(s, f1, f2, jnp.int32(slots[0]), jnp.int32(slots[1]))
+            s = prng.to_seed(s_after)
+            ctx = (state["turn"], a["moves"], b["moves"], slots)
+            assert ",".join(str(int(w)) for w in s) == new["seed"], ctx
+            for g, side in zip((f1, f2), new["sides"], strict=True):
+                assert not same(g, side["pokemon"][0]), (same(g, side["pokemon"][0]), ctx)
+            assert bool(result.ended) == new["ended"], ctx
+            if new["ended"]:
+                assert int(result.winner) == {"p1": 1, "p2": 2}[new["winner"]], ctx
+                endings += 1
+            state = new
+            turns += 1
+        showdown.request("close", battle=battle)
+    return turns, endings
+
+
+def test_duels_match_showdown(showdown, pool):
+    turns, endings = play_duels(showdown, pool, n=25, seed=10)
+    assert turns > 100 and endings > 10
+
+
+@pytest.mark.slow
+def test_many_duels_match_showdown(showdown, pool):
+    turns, endings = play_duels(showdown, pool, n=400, seed=11)
+    assert turns > 2000 and endings > 300
