@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from pokejax import codec, data, prng, teams
+from pokejax import choices, codec, data, prng, teams
 from pokejax.boosts import BOOSTS
 from pokejax.duel import STANDARD_MOVES, Fighter, turn
 
@@ -15,7 +15,7 @@ STATS = BOOSTS[:5]
 SPECIES = data.load()["species"]
 
 
-def fighter(mon: dict) -> Fighter:
+def fighter(mon: dict, last_slot=None) -> Fighter:
     types = [codec.TYPES.index(t) for t in mon["types"]] + [-1] * (2 - len(mon["types"]))
     moves = [codec.MOVES.index(m["id"]) for m in mon["moves"]]
     return Fighter(
@@ -30,7 +30,8 @@ def fighter(mon: dict) -> Fighter:
         confusion_time=jnp.int32(mon["volatiles"].get("confusion", {}).get("time", 0)),
         flinched=jnp.bool_("flinch" in mon["volatiles"]),
         moves=jnp.asarray(moves, jnp.int32), pp=jnp.asarray([m["pp"] for m in mon["moves"]], jnp.int32),
-        speed=jnp.int32(mon["modifiedStats"]["spe"]))
+        speed=jnp.int32(mon["modifiedStats"]["spe"]),
+        last_slot=jnp.int32(-1 if last_slot is None else last_slot))
 
 
 def same(f: Fighter, mon: dict) -> list[str]:
@@ -81,11 +82,12 @@ def play_duels(showdown, pool, n: int, seed: int) -> tuple[int, int]:
                                    p1team=teams.pack_team([a]), p2team=teams.pack_team([b]))
         battle, state = started["battle"], started["state"]
         # the JAX side starts from Showdown's first state and then carries its own state
-        f1, f2 = (fighter(side["pokemon"][0]) for side in state["sides"])
+        f1, f2 = (fighter(side["pokemon"][0], side["lastSelectedMoveSlot"]) for side in state["sides"])
         s = jnp.asarray([int(w) for w in state["seed"].split(",")], jnp.uint32)
         while not state["ended"] and state["turn"] < 40:
-            mons = [side["pokemon"][0] for side in state["sides"]]
-            slots = [int(rng.choice([i for i, m in enumerate(mon["moves"]) if m["pp"] > 0])) for mon in mons]
+            # Showdown's request decides what is legal (a frozen Pokémon gets a single slot)
+            slots = [int(rng.choice(np.flatnonzero(choices.legal_mask(side["request"])[:4])))
+                     for side in state["sides"]]
             res = showdown.request("choose", battle=battle, p1=f"move {slots[0] + 1}",
                                    p2=f"move {slots[1] + 1}")
             assert res["accepted"], res

@@ -114,6 +114,7 @@ class Fighter(NamedTuple):
     moves: jax.Array  # int32[4] move index (-1 empty)
     pp: jax.Array  # int32[4]
     speed: jax.Array  # Showdown's pokemon.speed: refreshed at choice time and at the residual
+    last_slot: jax.Array  # side.lastSelectedMoveSlot (-1 before any choice)
 
 
 def _pick(cond, a, b):
@@ -188,6 +189,13 @@ def _act(state, me: Fighter, foe: Fighter, slot, active):
     return state, me, foe
 
 
+SLP = STATUSES.index("slp")
+
+
+def _locked(f: Fighter) -> jax.Array:
+    return (f.status == FRZ) | (f.status == SLP)
+
+
 class TurnResult(NamedTuple):
     ended: jax.Array
     winner: jax.Array  # 0 none, 1 p1, 2 p2
@@ -195,9 +203,17 @@ class TurnResult(NamedTuple):
 
 def turn(state: P.PrngState, f1: Fighter, f2: Fighter, slot1, slot2):
     t = _tables()
+    # Gen 1: a frozen or sleeping Pokémon can only "Fight"; its queued action is its last
+    # selected move (keeping that move's priority), and the selection is not updated
+    slot1 = jnp.where(_locked(f1), f1.last_slot, slot1)
+    slot2 = jnp.where(_locked(f2), f2.last_slot, slot2)
+    f1 = f1._replace(last_slot=slot1)
+    f2 = f2._replace(last_slot=slot2)
     # commit: pokemon.speed and action speed = current modified Speed
     f1, f2 = f1._replace(speed=f1.modified[4]), f2._replace(speed=f2.modified[4])
-    pr1, pr2 = t.priority[f1.moves[slot1]], t.priority[f2.moves[slot2]]
+    pr1 = jnp.where(slot1 >= 0, t.priority[f1.moves[jnp.maximum(slot1, 0)]], 0)
+    pr2 = jnp.where(slot2 >= 0, t.priority[f2.moves[jnp.maximum(slot2, 0)]], 0)
+    slot1, slot2 = jnp.maximum(slot1, 0), jnp.maximum(slot2, 0)
     tie = (pr1 == pr2) & (f1.speed == f2.speed)
     s1, r = P.random_below(state, 2)
     state = _pick(tie, s1, state)
