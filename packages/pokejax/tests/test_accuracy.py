@@ -16,10 +16,9 @@ CANDIDATES = sorted(m for m, v in MOVES.items()
 
 
 @pytest.fixture(scope="module")
-def cases(showdown):
+def cases(showdown, team_sets):
     rng = np.random.default_rng(1)
-    pool = [s for i in range(6)
-            for s in showdown.request("team", format="gen1randombattle", seed=[3, i, 3, i])["sets"]]
+    pool = team_sets([[3, i, 3, i] for i in range(6)])
     out = []
     while len(out) < 600:
         a, d = rng.choice(len(pool), 2, replace=False)

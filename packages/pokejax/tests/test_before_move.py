@@ -12,10 +12,9 @@ from pokejax.codec import STATUSES
 
 
 @pytest.fixture(scope="module")
-def cases(showdown):
+def cases(showdown, team_sets):
     rng = np.random.default_rng(4)
-    pool = [s for i in range(3)
-            for s in showdown.request("team", format="gen1randombattle", seed=[i, 4, 4, 4])["sets"]]
+    pool = team_sets([[i, 4, 4, 4] for i in range(3)])
     out = []
     for _ in range(300):
         a, d = rng.choice(len(pool), 2, replace=False)

@@ -11,10 +11,9 @@ STATS = BOOSTS[:5]
 
 
 @pytest.fixture(scope="module")
-def cases(showdown):
+def cases(showdown, team_sets):
     rng = np.random.default_rng(2)
-    pool = [s for i in range(4)
-            for s in showdown.request("team", format="gen1randombattle", seed=[i, 9, 9, 9])["sets"]]
+    pool = team_sets([[i, 9, 9, 9] for i in range(4)])
     out = []
     for _ in range(400):
         mon = pool[rng.integers(len(pool))]

@@ -27,11 +27,10 @@ def effectiveness(move_type: str, defender_types: list[str]) -> list[int]:
 
 
 @pytest.fixture(scope="module")
-def cases(showdown):
+def cases(showdown, team_sets):
     """Random attacker/defender/move/stat/volatile situations, run through Showdown."""
     rng = np.random.default_rng(0)
-    pool = [s for i in range(12)
-            for s in showdown.request("team", format="gen1randombattle", seed=[i, 7, 7, i])["sets"]]
+    pool = team_sets([[i, 7, 7, i] for i in range(12)])
     out = []
     while len(out) < 400:
         a, d = rng.choice(len(pool), 2, replace=False)

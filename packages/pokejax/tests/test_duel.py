@@ -57,9 +57,8 @@ def same(f: Fighter, mon: dict) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def pool(showdown):
-    return [s for i in range(5)
-            for s in showdown.request("team", format="gen1randombattle", seed=[i, 2, 2, 2])["sets"]]
+def pool(team_sets):
+    return team_sets([[i, 2, 2, 2] for i in range(5)])
 
 
 def _duel_sets(rng, pool):

@@ -21,10 +21,9 @@ STATS = BOOSTS[:5]
 
 
 @pytest.fixture(scope="module")
-def cases(showdown):
+def cases(showdown, team_sets):
     rng = np.random.default_rng(6)
-    pool = [s for i in range(6)
-            for s in showdown.request("team", format="gen1randombattle", seed=[i, 6, 6, 6])["sets"]]
+    pool = team_sets([[i, 6, 6, 6] for i in range(6)])
     out = []
     for _ in range(500):
         a, d = rng.choice(len(pool), 2, replace=False)
