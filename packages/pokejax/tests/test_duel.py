@@ -30,6 +30,7 @@ def fighter(mon: dict, last_slot=None) -> Fighter:
         confusion_time=jnp.int32(mon["volatiles"].get("confusion", {}).get("time", 0)),
         flinched=jnp.bool_("flinch" in mon["volatiles"]),
         moves=jnp.asarray(moves, jnp.int32), pp=jnp.asarray([m["pp"] for m in mon["moves"]], jnp.int32),
+        sleep_time=jnp.int32(mon["statusState"].get("time") or 0 if mon["status"] == "slp" else 0),
         speed=jnp.int32(mon["modifiedStats"]["spe"]),
         last_slot=jnp.int32(-1 if last_slot is None else last_slot))
 
@@ -48,6 +49,8 @@ def same(f: Fighter, mon: dict) -> list[str]:
         "confused": (bool(f.confused), "confusion" in mon["volatiles"]),
         "flinched": (bool(f.flinched), "flinch" in mon["volatiles"]),
     }
+    if mon["status"] == "slp":
+        checks["sleep_time"] = (int(f.sleep_time), mon["statusState"]["time"])
     if "confusion" in mon["volatiles"]:
         checks["confusion_time"] = (int(f.confusion_time), mon["volatiles"]["confusion"]["time"])
     for name, (mine, theirs) in checks.items():

@@ -28,15 +28,23 @@ from pokejax.codec import MOVES, STATUSES, TYPES
 from pokejax.damage import DamageInputs
 from pokejax.secondary import Secondary, Target, move_hit, secondary_of
 
-BRN, PSN, FRZ = (STATUSES.index(s) for s in ("brn", "psn", "frz"))
+BRN, PSN, FRZ, SLP, PAR = (STATUSES.index(s) for s in ("brn", "psn", "frz", "slp", "par"))
+POISON = TYPES.index("Poison")
 EXCLUDED = frozenset({
     "bide", "counter", "dreameater", "jumpkick", "highjumpkick", "psywave", "rage", "struggle",
     "superfang", "seismictoss", "nightshade", "dragonrage", "sonicboom", "metronome", "mirrormove",
 })
 
 
+STATUS_MOVE_EFFECTS = ("par", "slp", "psn")  # main-effect status moves in scope (not Toxic)
+
+
 def _standard(move_id: str, m: dict) -> bool:
-    if move_id in EXCLUDED or m["category"] == "Status" or not m.get("basePower"):
+    if move_id in EXCLUDED:
+        return False
+    if m["category"] == "Status":
+        return m.get("status") in STATUS_MOVE_EFFECTS and set(m) <= _PLAIN_STATUS_KEYS
+    if not m.get("basePower"):
         return False
     if any(k in m for k in ("self", "multihit", "drain", "recoil", "damage", "ohko", "selfdestruct",
                             "volatileStatus")):
@@ -44,6 +52,8 @@ def _standard(move_id: str, m: dict) -> bool:
     return "charge" not in (m.get("flags") or {})
 
 
+_PLAIN_STATUS_KEYS = {"name", "num", "type", "category", "basePower", "accuracy", "pp", "priority",
+                      "target", "status", "flags", "ignoreImmunity", "critRatio"}
 STANDARD_MOVES = tuple(sorted(k for k, v in data.load()["moves"].items() if _standard(k, v)))
 
 
@@ -56,6 +66,8 @@ class MoveTable(NamedTuple):
     crit_ratio: jax.Array
     secondary: Secondary
     burn_secondary: jax.Array  # thaws a frozen target (frz onAfterMoveSecondary)
+    status_effect: jax.Array  # a status move's status (STATUSES index), 0 for others
+    ignore_immunity: jax.Array
 
 
 @cache
@@ -72,6 +84,9 @@ def move_table() -> MoveTable:
         crit_ratio=np.array([m.get("critRatio", 1) for m in rows], np.int32),
         secondary=Secondary(*(np.stack([np.asarray(getattr(s, f)) for s in secs]) for f in Secondary._fields)),
         burn_secondary=np.array([(m.get("secondary") or {}).get("status") == "brn" for m in rows]),
+        status_effect=np.array([STATUSES.index(m["status"]) if m["category"] == "Status" and m.get("status")
+                                else 0 for m in rows], np.int32),
+        ignore_immunity=np.array([bool(m.get("ignoreImmunity")) for m in rows]),
     )
 
 
@@ -113,6 +128,7 @@ class Fighter(NamedTuple):
     flinched: jax.Array
     moves: jax.Array  # int32[4] move index (-1 empty)
     pp: jax.Array  # int32[4]
+    sleep_time: jax.Array  # statusState.time while asleep
     speed: jax.Array  # Showdown's pokemon.speed: refreshed at choice time and at the residual
     last_slot: jax.Array  # side.lastSelectedMoveSlot (-1 before any choice)
 
@@ -128,20 +144,42 @@ def _tie_draw(state: P.PrngState, f1: Fighter, f2: Fighter, active) -> P.PrngSta
 
 
 def _residual_self(f: Fighter, active) -> Fighter:
-    """AfterMoveSelf: burn / poison take max(maxhp/16, 1)."""
+    """AfterMoveSelf: sleep ends once its counter ran out (priority 3); burn / poison take
+    max(maxhp/16, 1) (priority 2)."""
+    wakes = active & (f.status == SLP) & (f.sleep_time <= 0) & (f.hp > 0)
     hurt = active & ((f.status == BRN) | (f.status == PSN)) & (f.hp > 0)
-    return f._replace(hp=jnp.where(hurt, f.hp - jnp.minimum(jnp.maximum(f.maxhp // 16, 1), f.hp), f.hp))
+    return f._replace(status=jnp.where(wakes, 0, f.status),
+                      hp=jnp.where(hurt, f.hp - jnp.minimum(jnp.maximum(f.maxhp // 16, 1), f.hp), f.hp))
 
 
 def _tables() -> MoveTable:
     return jax.tree.map(jnp.asarray, move_table())
 
 
+def _status_move_hit(state, foe: Fighter, status, active):
+    """A status move that hit: ``setStatus`` on a target without a status (Poison types are
+    immune to poison), the SetStatus clause-handler shuffle draw, sleep's 1..7 counter draw,
+    paralysis quartering Speed. A target that already has a status: the move fails, no draw."""
+    tries = active & (foe.status == 0) & ~((status == PSN) & jnp.any(foe.types == POISON))
+    s1, _ = P.random_below(state, 2)
+    state = _pick(tries, s1, state)
+    s1, r = P.random_below(state, 7)
+    sleeps = tries & (status == SLP)
+    state = _pick(sleeps, s1, state)
+    par = tries & (status == PAR)
+    spe = jnp.maximum(foe.modified[4] // 4, 1)
+    return state, foe._replace(
+        status=jnp.where(tries, status, foe.status),
+        sleep_time=jnp.where(sleeps, r.astype(jnp.int32) + 1, foe.sleep_time),
+        modified=jnp.where(par, foe.modified.at[4].set(spe), foe.modified),
+    )
+
+
 def _act(state, me: Fighter, foe: Fighter, slot, active):
     """One move action of ``me`` against ``foe`` (no-op when not ``active``)."""
     t = _tables()
     move = me.moves[slot]
-    mover = Mover(status=me.status, sleep_time=jnp.int32(0), confused=me.confused,
+    mover = Mover(status=me.status, sleep_time=me.sleep_time, confused=me.confused,
                   confusion_time=me.confusion_time, flinched=me.flinched,
                   must_recharge=jnp.bool_(False), partially_trapped=jnp.bool_(False),
                   level=me.level, attack=me.modified[0], defense=me.modified[1])
@@ -149,6 +187,7 @@ def _act(state, me: Fighter, foe: Fighter, slot, active):
     state = _pick(active, s1, state)
     self_hit = active & bm.self_hit
     me = me._replace(
+        sleep_time=jnp.where(active, bm.mover.sleep_time, me.sleep_time),
         confused=jnp.where(active, bm.mover.confused, me.confused),
         confusion_time=jnp.where(active, bm.mover.confusion_time, me.confusion_time),
         hp=jnp.where(self_hit, me.hp - jnp.minimum(jnp.maximum(bm.self_hit_damage, 1), me.hp), me.hp),
@@ -157,7 +196,8 @@ def _act(state, me: Fighter, foe: Fighter, slot, active):
     me = me._replace(pp=jnp.where(moves, me.pp.at[slot].add(-1), me.pp))
 
     mtype = t.type[move]
-    immune = jnp.any(jnp.where(foe.types >= 0, jnp.asarray(immunity_table())[mtype, jnp.maximum(foe.types, 0)], False))
+    immune = ~t.ignore_immunity[move] & jnp.any(jnp.where(
+        foe.types >= 0, jnp.asarray(immunity_table())[mtype, jnp.maximum(foe.types, 0)], False))
     tries = moves & ~immune
     s1, hit = accuracy_check(state, t.accuracy[move], me.boosts[5], foe.boosts[6], False)
     state = _pick(tries, s1, state)
@@ -177,6 +217,9 @@ def _act(state, me: Fighter, foe: Fighter, slot, active):
                     confusion_time=foe.confusion_time, flinched=foe.flinched,
                     must_recharge=jnp.bool_(False))
     sec = jax.tree.map(lambda a: a[move], t.secondary)
+    status_move = t.status_effect[move] > 0
+    state, foe = _status_move_hit(state, foe, t.status_effect[move], hits & status_move)
+    hits = hits & ~status_move
     s1, after, _ = move_hit(state, x, mtype, sec, target)
     state = _pick(hits, s1, state)
     thaw = hits & (after.hp > 0) & (after.status == FRZ) & t.burn_secondary[move]
@@ -187,9 +230,6 @@ def _act(state, me: Fighter, foe: Fighter, slot, active):
     # AfterMoveSelf: after an aborted move always, after a used move if the target still stands
     me = _residual_self(me, active & (~moves | (foe.hp > 0)))
     return state, me, foe
-
-
-SLP = STATUSES.index("slp")
 
 
 def _locked(f: Fighter) -> jax.Array:
