@@ -24,6 +24,7 @@ from pokejax import data
 from pokejax import prng as P
 from pokejax.accuracy import ALWAYS_HITS, accuracy_check
 from pokejax.before_move import Mover, before_move
+from pokejax.boosts import BOOSTS, CHANGED, boost_by
 from pokejax.codec import MOVES, STATUSES, TYPES
 from pokejax.damage import DamageInputs
 from pokejax.secondary import Secondary, Target, move_hit, secondary_of
@@ -43,7 +44,11 @@ def _standard(move_id: str, m: dict) -> bool:
     if move_id in EXCLUDED:
         return False
     if m["category"] == "Status":
-        return m.get("status") in STATUS_MOVE_EFFECTS and set(m) <= _PLAIN_STATUS_KEYS
+        if not set(m) <= _PLAIN_STATUS_KEYS | {"boosts", "volatileStatus"}:
+            return False
+        if "volatileStatus" in m:  # confusion only (Confuse Ray, Supersonic)
+            return m["volatileStatus"] == "confusion" and "boosts" not in m
+        return "boosts" in m or m.get("status") in STATUS_MOVE_EFFECTS
     if not m.get("basePower"):
         return False
     if any(k in m for k in ("self", "multihit", "drain", "recoil", "damage", "ohko", "selfdestruct",
@@ -68,6 +73,9 @@ class MoveTable(NamedTuple):
     burn_secondary: jax.Array  # thaws a frozen target (frz onAfterMoveSecondary)
     status_effect: jax.Array  # a status move's status (STATUSES index), 0 for others
     ignore_immunity: jax.Array
+    boosts: jax.Array  # int32[7]: a status move's stage changes
+    self_target: jax.Array
+    confuses: jax.Array  # Confuse Ray / Supersonic
 
 
 @cache
@@ -86,7 +94,14 @@ def move_table() -> MoveTable:
         burn_secondary=np.array([(m.get("secondary") or {}).get("status") == "brn" for m in rows]),
         status_effect=np.array([STATUSES.index(m["status"]) if m["category"] == "Status" and m.get("status")
                                 else 0 for m in rows], np.int32),
-        ignore_immunity=np.array([bool(m.get("ignoreImmunity")) for m in rows]),
+        # useMoveInner: an unset ignoreImmunity becomes "is a status move"
+        ignore_immunity=np.array([bool(m["category"] == "Status" if m.get("ignoreImmunity") is None
+                                       else m["ignoreImmunity"]) for m in rows]),
+        boosts=np.array([[(m.get("boosts") or {}).get(b, 0) if m["category"] == "Status" else 0
+                          for b in BOOSTS] for m in rows], np.int32),
+        self_target=np.array([m.get("target") == "self" for m in rows]),
+        confuses=np.array([m["category"] == "Status" and m.get("volatileStatus") == "confusion"
+                           for m in rows]),
     )
 
 
@@ -175,6 +190,43 @@ def _status_move_hit(state, foe: Fighter, status, active):
     )
 
 
+def _apply_boosts(f: Fighter, deltas) -> tuple[Fighter, jax.Array]:
+    boosts, modified, took = f.boosts, f.modified, jnp.bool_(False)
+    for i in range(7):
+        nb, nm, res = boost_by(boosts, modified, f.stored, i, deltas[i])
+        use = deltas[i] != 0
+        boosts, modified = jnp.where(use, nb, boosts), jnp.where(use, nm, modified)
+        took = took | (use & (res == CHANGED))
+    return f._replace(boosts=boosts, modified=modified), took
+
+
+def _penalty_quirk(f: Fighter, cond) -> Fighter:
+    """Gen 1: after a stat change, the opponent's par/brn penalty is applied again."""
+    m = f.modified
+    m = jnp.where(cond & (f.status == PAR), m.at[4].set(jnp.maximum(m[4] // 4, 1)), m)
+    m = jnp.where(cond & (f.status == BRN), m.at[0].set(jnp.maximum(m[0] // 2, 1)), m)
+    return f._replace(modified=m)
+
+
+def _boost_move_hit(me: Fighter, foe: Fighter, deltas, self_target, active):
+    """A stat move that hit: stages on the user (self moves) or the foe, then the quirk on
+    the user's opponent when a stage took."""
+    receiver = _pick(self_target, me, foe)
+    changed, took = _apply_boosts(receiver, deltas)
+    took = active & took & (receiver.hp > 0)
+    me = _pick(active & self_target, changed, me)
+    foe = _pick(active & ~self_target, changed, foe)
+    return me, _penalty_quirk(foe, took)
+
+
+def _confusion_move_hit(state, foe: Fighter, active):
+    starts = active & ~foe.confused
+    s1, r = P.random_below(state, 4)
+    return _pick(starts, s1, state), foe._replace(
+        confused=foe.confused | starts,
+        confusion_time=jnp.where(starts, r.astype(jnp.int32) + 2, foe.confusion_time))
+
+
 def _act(state, me: Fighter, foe: Fighter, slot, active):
     """One move action of ``me`` against ``foe`` (no-op when not ``active``)."""
     t = _tables()
@@ -196,7 +248,7 @@ def _act(state, me: Fighter, foe: Fighter, slot, active):
     me = me._replace(pp=jnp.where(moves, me.pp.at[slot].add(-1), me.pp))
 
     mtype = t.type[move]
-    immune = ~t.ignore_immunity[move] & jnp.any(jnp.where(
+    immune = ~t.ignore_immunity[move] & ~t.self_target[move] & jnp.any(jnp.where(
         foe.types >= 0, jnp.asarray(immunity_table())[mtype, jnp.maximum(foe.types, 0)], False))
     tries = moves & ~immune
     s1, hit = accuracy_check(state, t.accuracy[move], me.boosts[5], foe.boosts[6], False)
@@ -219,7 +271,10 @@ def _act(state, me: Fighter, foe: Fighter, slot, active):
     sec = jax.tree.map(lambda a: a[move], t.secondary)
     status_move = t.status_effect[move] > 0
     state, foe = _status_move_hit(state, foe, t.status_effect[move], hits & status_move)
-    hits = hits & ~status_move
+    boost_move = jnp.any(t.boosts[move] != 0)
+    me, foe = _boost_move_hit(me, foe, t.boosts[move], t.self_target[move], hits & boost_move)
+    state, foe = _confusion_move_hit(state, foe, hits & t.confuses[move])
+    hits = hits & ~status_move & ~boost_move & ~t.confuses[move]
     s1, after, _ = move_hit(state, x, mtype, sec, target)
     state = _pick(hits, s1, state)
     thaw = hits & (after.hp > 0) & (after.status == FRZ) & t.burn_secondary[move]
