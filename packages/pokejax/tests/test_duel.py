@@ -30,6 +30,7 @@ def fighter(mon: dict, last_slot=None) -> Fighter:
         confusion_time=jnp.int32(mon["volatiles"].get("confusion", {}).get("time", 0)),
         flinched=jnp.bool_("flinch" in mon["volatiles"]),
         moves=jnp.asarray(moves, jnp.int32), pp=jnp.asarray([m["pp"] for m in mon["moves"]], jnp.int32),
+        volatiles=jnp.asarray([v in mon["volatiles"] for v in ("reflect", "lightscreen", "focusenergy")]),
         sleep_time=jnp.int32(mon["statusState"].get("time") or 0 if mon["status"] == "slp" else 0),
         speed=jnp.int32(mon["modifiedStats"]["spe"]),
         last_slot=jnp.int32(-1 if last_slot is None else last_slot))
@@ -48,6 +49,8 @@ def same(f: Fighter, mon: dict) -> list[str]:
         "pp": ([int(v) for v in f.pp], [m["pp"] for m in mon["moves"]]),
         "confused": (bool(f.confused), "confusion" in mon["volatiles"]),
         "flinched": (bool(f.flinched), "flinch" in mon["volatiles"]),
+        "volatiles": ([bool(v) for v in f.volatiles],
+                      [v in mon["volatiles"] for v in ("reflect", "lightscreen", "focusenergy")]),
     }
     if mon["status"] == "slp":
         checks["sleep_time"] = (int(f.sleep_time), mon["statusState"]["time"])
@@ -102,7 +105,7 @@ def play_duels(showdown, pool, n: int, seed: int) -> tuple[int, int]:
                 assert not same(g, side["pokemon"][0]), (same(g, side["pokemon"][0]), ctx)
             assert bool(result.ended) == new["ended"], ctx
             if new["ended"]:
-                assert int(result.winner) == {"p1": 1, "p2": 2}[new["winner"]], ctx
+                assert int(result.winner) == {"": 0, "p1": 1, "p2": 2}[new["winner"]], ctx
                 endings += 1
             state = new
             turns += 1

@@ -33,8 +33,9 @@ BRN, PSN, FRZ, SLP, PAR = (STATUSES.index(s) for s in ("brn", "psn", "frz", "slp
 POISON = TYPES.index("Poison")
 EXCLUDED = frozenset({
     "bide", "counter", "dreameater", "jumpkick", "highjumpkick", "psywave", "rage", "struggle",
-    "superfang", "seismictoss", "nightshade", "dragonrage", "sonicboom", "metronome", "mirrormove",
+    "superfang", "metronome", "mirrormove",
 })
+SELF_VOLATILES = ("reflect", "lightscreen", "focusenergy")
 
 
 STATUS_MOVE_EFFECTS = ("par", "slp", "psn")  # main-effect status moves in scope (not Toxic)
@@ -46,13 +47,12 @@ def _standard(move_id: str, m: dict) -> bool:
     if m["category"] == "Status":
         if not set(m) <= _PLAIN_STATUS_KEYS | {"boosts", "volatileStatus"}:
             return False
-        if "volatileStatus" in m:  # confusion only (Confuse Ray, Supersonic)
-            return m["volatileStatus"] == "confusion" and "boosts" not in m
+        if "volatileStatus" in m:  # Confuse Ray, Supersonic, Reflect, Light Screen, Focus Energy
+            return m["volatileStatus"] in ("confusion", *SELF_VOLATILES) and "boosts" not in m
         return "boosts" in m or m.get("status") in STATUS_MOVE_EFFECTS
     if not m.get("basePower"):
         return False
-    if any(k in m for k in ("self", "multihit", "drain", "recoil", "damage", "ohko", "selfdestruct",
-                            "volatileStatus")):
+    if any(k in m for k in ("self", "multihit", "ohko", "selfdestruct", "volatileStatus")):
         return False
     return "charge" not in (m.get("flags") or {})
 
@@ -76,6 +76,10 @@ class MoveTable(NamedTuple):
     boosts: jax.Array  # int32[7]: a status move's stage changes
     self_target: jax.Array
     confuses: jax.Array  # Confuse Ray / Supersonic
+    self_volatile: jax.Array  # index into SELF_VOLATILES, -1 for none
+    fixed_damage: jax.Array  # -1 none, -2 the user's level, else that many HP
+    drains: jax.Array  # heals the user half the damage dealt
+    recoil: jax.Array  # int32[2] (num, den); (0, 1) for none
 
 
 @cache
@@ -102,6 +106,12 @@ def move_table() -> MoveTable:
         self_target=np.array([m.get("target") == "self" for m in rows]),
         confuses=np.array([m["category"] == "Status" and m.get("volatileStatus") == "confusion"
                            for m in rows]),
+        self_volatile=np.array([SELF_VOLATILES.index(m["volatileStatus"])
+                                if m.get("volatileStatus") in SELF_VOLATILES else -1 for m in rows], np.int32),
+        fixed_damage=np.array([-2 if m.get("damage") == "level" else int(m["damage"])
+                               if isinstance(m.get("damage"), int) else -1 for m in rows], np.int32),
+        drains=np.array([m.get("drain") == [1, 2] for m in rows]),
+        recoil=np.array([m.get("recoil") or [0, 1] for m in rows], np.int32),
     )
 
 
@@ -144,6 +154,7 @@ class Fighter(NamedTuple):
     moves: jax.Array  # int32[4] move index (-1 empty)
     pp: jax.Array  # int32[4]
     sleep_time: jax.Array  # statusState.time while asleep
+    volatiles: jax.Array  # bool[3]: reflect, lightscreen, focusenergy (SELF_VOLATILES)
     speed: jax.Array  # Showdown's pokemon.speed: refreshed at choice time and at the residual
     last_slot: jax.Array  # side.lastSelectedMoveSlot (-1 before any choice)
 
@@ -260,9 +271,10 @@ def _act(state, me: Fighter, foe: Fighter, slot, active):
     eff = jnp.where(foe.types >= 0, jnp.asarray(effectiveness_table())[mtype, jnp.maximum(foe.types, 0)], 0)
     x = DamageInputs(
         level=me.level, base_power=t.base_power[move], crit_ratio=t.crit_ratio[move],
-        will_crit=jnp.bool_(False), attacker_base_spe=me.base_spe, focus_energy=jnp.bool_(False),
+        will_crit=jnp.bool_(False), attacker_base_spe=me.base_spe, focus_energy=me.volatiles[2],
         attack=me.modified[a_i], attack_raw=me.stored[a_i], defense=foe.modified[d_i],
-        defense_raw=foe.stored[d_i], screen=jnp.bool_(False), selfdestruct_vs_def=jnp.bool_(False),
+        defense_raw=foe.stored[d_i], screen=jnp.where(physical, foe.volatiles[0], foe.volatiles[1]),
+        selfdestruct_vs_def=jnp.bool_(False),
         stab=jnp.any(me.types == mtype), effectiveness=eff)
     target = Target(hp=foe.hp, status=foe.status, types=foe.types, boosts=foe.boosts,
                     modified=foe.modified, stored=foe.stored, confused=foe.confused,
@@ -274,9 +286,23 @@ def _act(state, me: Fighter, foe: Fighter, slot, active):
     boost_move = jnp.any(t.boosts[move] != 0)
     me, foe = _boost_move_hit(me, foe, t.boosts[move], t.self_target[move], hits & boost_move)
     state, foe = _confusion_move_hit(state, foe, hits & t.confuses[move])
-    hits = hits & ~status_move & ~boost_move & ~t.confuses[move]
-    s1, after, _ = move_hit(state, x, mtype, sec, target)
+    vol = t.self_volatile[move]
+    sets_vol = hits & (vol >= 0)
+    me = me._replace(volatiles=jnp.where(sets_vol, me.volatiles.at[jnp.maximum(vol, 0)].set(True), me.volatiles))
+    fixed = t.fixed_damage[move]
+    fixed_hit = hits & (fixed != -1)
+    fixed_dmg = jnp.minimum(jnp.where(fixed == -2, me.level, fixed), foe.hp)
+    foe = foe._replace(hp=jnp.where(fixed_hit, foe.hp - fixed_dmg, foe.hp))
+    hits = hits & ~status_move & ~boost_move & ~t.confuses[move] & ~sets_vol & ~fixed_hit
+    s1, after, dealt = move_hit(state, x, mtype, sec, target)
     state = _pick(hits, s1, state)
+    # drain heals the user; recoil hurts it: floor(damage * num / den), at least 1 (gen4's
+    # applyRecoilDamage, which Gen 1 inherits through gen2 -> gen3 -> gen4)
+    heal = jnp.minimum(jnp.maximum(dealt // 2, 1), me.maxhp - me.hp)
+    me = me._replace(hp=jnp.where(hits & t.drains[move] & (dealt > 0), me.hp + heal, me.hp))
+    num, den = t.recoil[move][0], t.recoil[move][1]
+    recoil = jnp.minimum(jnp.maximum(dealt * num // den, 1), me.hp)
+    me = me._replace(hp=jnp.where(hits & (num > 0) & (dealt > 0), me.hp - recoil, me.hp))
     thaw = hits & (after.hp > 0) & (after.status == FRZ) & t.burn_secondary[move]
     foe = _pick(hits, foe._replace(hp=after.hp, status=jnp.where(thaw, 0, after.status),
                                    boosts=after.boosts, modified=after.modified,
