@@ -36,6 +36,7 @@ EXCLUDED = frozenset({
     "superfang", "metronome", "mirrormove",
 })
 SELF_VOLATILES = ("reflect", "lightscreen", "focusenergy")
+HEALS = {"recover": 1, "softboiled": 1, "rest": 2}  # onHit handlers of data/mods/gen1/moves.ts
 
 
 STATUS_MOVE_EFFECTS = ("par", "slp", "psn")  # main-effect status moves in scope (not Toxic)
@@ -44,6 +45,8 @@ STATUS_MOVE_EFFECTS = ("par", "slp", "psn")  # main-effect status moves in scope
 def _standard(move_id: str, m: dict) -> bool:
     if move_id in EXCLUDED:
         return False
+    if move_id in HEALS:
+        return True
     if m["category"] == "Status":
         if not set(m) <= _PLAIN_STATUS_KEYS | {"boosts", "volatileStatus"}:
             return False
@@ -80,6 +83,7 @@ class MoveTable(NamedTuple):
     fixed_damage: jax.Array  # -1 none, -2 the user's level, else that many HP
     drains: jax.Array  # heals the user half the damage dealt
     recoil: jax.Array  # int32[2] (num, den); (0, 1) for none
+    heal: jax.Array  # 1 Recover/Soft-Boiled, 2 Rest, 0 other
 
 
 @cache
@@ -112,6 +116,7 @@ def move_table() -> MoveTable:
                                if isinstance(m.get("damage"), int) else -1 for m in rows], np.int32),
         drains=np.array([m.get("drain") == [1, 2] for m in rows]),
         recoil=np.array([m.get("recoil") or [0, 1] for m in rows], np.int32),
+        heal=np.array([HEALS.get(mid, 0) for mid in MOVES], np.int32),
     )
 
 
@@ -238,6 +243,23 @@ def _confusion_move_hit(state, foe: Fighter, active):
         confusion_time=jnp.where(starts, r.astype(jnp.int32) + 2, foe.confusion_time))
 
 
+def _heal_move_hit(state, me: Fighter, kind, active):
+    """Recover / Soft-Boiled heal half the max HP; Rest puts the user to sleep for exactly 2
+    turns (after setStatus drew its clause shuffle and a 1..7 counter it then overwrites) and
+    heals fully. Both fail at full HP and, by the cartridge's bug, at maxhp - 255 / - 511
+    unless the HP is a multiple of 256."""
+    glitch = ((me.hp == me.maxhp - 255) | (me.hp == me.maxhp - 511)) & (me.hp % 256 != 0)
+    ok = active & (me.hp != me.maxhp) & ~glitch
+    recover, rest = ok & (kind == 1), ok & (kind == 2)
+    hp = jnp.where(recover, jnp.minimum(me.hp + me.maxhp // 2, me.maxhp), me.hp)
+    s1, _ = P.random_below(state, 2)
+    s1, _ = P.random_below(s1, 7)
+    state = _pick(rest, s1, state)
+    return state, me._replace(
+        hp=jnp.where(rest, me.maxhp, hp), status=jnp.where(rest, SLP, me.status),
+        sleep_time=jnp.where(rest, 2, me.sleep_time))
+
+
 def _act(state, me: Fighter, foe: Fighter, slot, active):
     """One move action of ``me`` against ``foe`` (no-op when not ``active``)."""
     t = _tables()
@@ -289,11 +311,13 @@ def _act(state, me: Fighter, foe: Fighter, slot, active):
     vol = t.self_volatile[move]
     sets_vol = hits & (vol >= 0)
     me = me._replace(volatiles=jnp.where(sets_vol, me.volatiles.at[jnp.maximum(vol, 0)].set(True), me.volatiles))
+    state, me = _heal_move_hit(state, me, t.heal[move], hits & (t.heal[move] > 0))
     fixed = t.fixed_damage[move]
     fixed_hit = hits & (fixed != -1)
     fixed_dmg = jnp.minimum(jnp.where(fixed == -2, me.level, fixed), foe.hp)
     foe = foe._replace(hp=jnp.where(fixed_hit, foe.hp - fixed_dmg, foe.hp))
-    hits = hits & ~status_move & ~boost_move & ~t.confuses[move] & ~sets_vol & ~fixed_hit
+    hits = (hits & ~status_move & ~boost_move & ~t.confuses[move] & ~sets_vol & ~fixed_hit
+            & (t.heal[move] == 0))
     s1, after, dealt = move_hit(state, x, mtype, sec, target)
     state = _pick(hits, s1, state)
     # drain heals the user; recoil hurts it: floor(damage * num / den), at least 1 (gen4's
@@ -355,8 +379,8 @@ def turn(state: P.PrngState, f1: Fighter, f2: Fighter, slot1, slot2):
 
     state, f1, f2, live = step(state, f1, f2, ~p2_first, live)
     state, f1, f2, live = step(state, f1, f2, p2_first, live)
-    # residual: flinch ends, speeds refresh, then the Update
-    f1, f2 = (f._replace(flinched=jnp.bool_(False)) for f in (f1, f2))
+    # residual (only if the battle goes on): flinch ends, speeds refresh, then the Update
+    f1, f2 = (f._replace(flinched=f.flinched & ~live) for f in (f1, f2))
     f1 = f1._replace(speed=jnp.where(live, f1.modified[4], f1.speed))
     f2 = f2._replace(speed=jnp.where(live, f2.modified[4], f2.speed))
     state = _tie_draw(state, f1, f2, live)
