@@ -29,6 +29,7 @@ def fighter(mon: dict, last_slot=None) -> Fighter:
         confused=jnp.bool_("confusion" in mon["volatiles"]),
         confusion_time=jnp.int32(mon["volatiles"].get("confusion", {}).get("time", 0)),
         flinched=jnp.bool_("flinch" in mon["volatiles"]),
+        must_recharge=jnp.bool_("mustrecharge" in mon["volatiles"]),
         moves=jnp.asarray(moves, jnp.int32), pp=jnp.asarray([m["pp"] for m in mon["moves"]], jnp.int32),
         volatiles=jnp.asarray([v in mon["volatiles"] for v in ("reflect", "lightscreen", "focusenergy")]),
         sleep_time=jnp.int32(mon["statusState"].get("time") or 0 if mon["status"] == "slp" else 0),
@@ -49,6 +50,7 @@ def same(f: Fighter, mon: dict) -> list[str]:
         "pp": ([int(v) for v in f.pp], [m["pp"] for m in mon["moves"]]),
         "confused": (bool(f.confused), "confusion" in mon["volatiles"]),
         "flinched": (bool(f.flinched), "flinch" in mon["volatiles"]),
+        "must_recharge": (bool(f.must_recharge), "mustrecharge" in mon["volatiles"]),
         "volatiles": ([bool(v) for v in f.volatiles],
                       [v in mon["volatiles"] for v in ("reflect", "lightscreen", "focusenergy")]),
     }
@@ -67,21 +69,22 @@ def pool(team_sets):
     return team_sets([[i, 2, 2, 2] for i in range(5)])
 
 
-def _duel_sets(rng, pool):
+def _duel_sets(rng, pool, include=()):
     a = dict(pool[rng.integers(len(pool))])
     b = dict(a) if rng.random() < 0.3 else dict(pool[rng.integers(len(pool))])  # mirrors: speed ties
+    others = [m for m in STANDARD_MOVES if m not in include]
     for s in (a, b):
-        s["moves"] = list(rng.choice(STANDARD_MOVES, 4, replace=False))
+        s["moves"] = list(include) + list(rng.choice(others, 4 - len(include), replace=False))
     return a, b
 
 
-def play_duels(showdown, pool, n: int, seed: int) -> tuple[int, int]:
+def play_duels(showdown, pool, n: int, seed: int, include=()) -> tuple[int, int]:
     """Play ``n`` duels on both sides, comparing after every turn; returns (turns, endings)."""
     rng = np.random.default_rng(seed)
     run = jax.jit(lambda s, f1, f2, a1, a2: turn(prng.from_seed(s), f1, f2, a1, a2))
     turns = endings = 0
     for _ in range(n):
-        a, b = _duel_sets(rng, pool)
+        a, b = _duel_sets(rng, pool, include)
         seed = rng.integers(0, 0x10000, 4).tolist()
         started = showdown.request("start", format="gen1randombattle", seed=seed,
                                    p1team=teams.pack_team([a]), p2team=teams.pack_team([b]))
@@ -116,6 +119,13 @@ def play_duels(showdown, pool, n: int, seed: int) -> tuple[int, int]:
 def test_duels_match_showdown(showdown, pool):
     turns, endings = play_duels(showdown, pool, n=25, seed=10)
     assert turns > 100 and endings > 10
+
+
+def test_recharge_and_sleep_duels_match_showdown(showdown, pool):
+    """Every set carries Hyper Beam and Sleep Powder: recharge turns, the sleep-on-recharge
+    bug, waking up."""
+    turns, endings = play_duels(showdown, pool, n=15, seed=12, include=("hyperbeam", "sleeppowder"))
+    assert turns > 60 and endings > 5
 
 
 @pytest.mark.slow

@@ -55,6 +55,8 @@ def _standard(move_id: str, m: dict) -> bool:
         return "boosts" in m or m.get("status") in STATUS_MOVE_EFFECTS
     if not m.get("basePower"):
         return False
+    if m.get("self") == {"volatileStatus": "mustrecharge"}:  # Hyper Beam
+        return not any(k in m for k in ("multihit", "ohko", "selfdestruct", "volatileStatus"))
     if any(k in m for k in ("self", "multihit", "ohko", "selfdestruct", "volatileStatus")):
         return False
     return "charge" not in (m.get("flags") or {})
@@ -84,6 +86,7 @@ class MoveTable(NamedTuple):
     drains: jax.Array  # heals the user half the damage dealt
     recoil: jax.Array  # int32[2] (num, den); (0, 1) for none
     heal: jax.Array  # 1 Recover/Soft-Boiled, 2 Rest, 0 other
+    recharge: jax.Array  # Hyper Beam: the user must recharge unless the target fainted
 
 
 @cache
@@ -117,6 +120,7 @@ def move_table() -> MoveTable:
         drains=np.array([m.get("drain") == [1, 2] for m in rows]),
         recoil=np.array([m.get("recoil") or [0, 1] for m in rows], np.int32),
         heal=np.array([HEALS.get(mid, 0) for mid in MOVES], np.int32),
+        recharge=np.array([m.get("self") == {"volatileStatus": "mustrecharge"} for m in rows]),
     )
 
 
@@ -156,6 +160,7 @@ class Fighter(NamedTuple):
     confused: jax.Array
     confusion_time: jax.Array
     flinched: jax.Array
+    must_recharge: jax.Array
     moves: jax.Array  # int32[4] move index (-1 empty)
     pp: jax.Array  # int32[4]
     sleep_time: jax.Array  # statusState.time while asleep
@@ -191,7 +196,9 @@ def _status_move_hit(state, foe: Fighter, status, active):
     """A status move that hit: ``setStatus`` on a target without a status (Poison types are
     immune to poison), the SetStatus clause-handler shuffle draw, sleep's 1..7 counter draw,
     paralysis quartering Speed. A target that already has a status: the move fails, no draw."""
-    tries = active & (foe.status == 0) & ~((status == PSN) & jnp.any(foe.types == POISON))
+    # Gen 1 bug: a sleep move on a recharging target ignores its status and ends the recharge
+    over_recharge = (status == SLP) & foe.must_recharge & (foe.status != SLP)
+    tries = active & ((foe.status == 0) | over_recharge) & ~((status == PSN) & jnp.any(foe.types == POISON))
     s1, _ = P.random_below(state, 2)
     state = _pick(tries, s1, state)
     s1, r = P.random_below(state, 7)
@@ -200,6 +207,7 @@ def _status_move_hit(state, foe: Fighter, status, active):
     par = tries & (status == PAR)
     spe = jnp.maximum(foe.modified[4] // 4, 1)
     return state, foe._replace(
+        must_recharge=foe.must_recharge & ~(tries & over_recharge),
         status=jnp.where(tries, status, foe.status),
         sleep_time=jnp.where(sleeps, r.astype(jnp.int32) + 1, foe.sleep_time),
         modified=jnp.where(par, foe.modified.at[4].set(spe), foe.modified),
@@ -266,12 +274,13 @@ def _act(state, me: Fighter, foe: Fighter, slot, active):
     move = me.moves[slot]
     mover = Mover(status=me.status, sleep_time=me.sleep_time, confused=me.confused,
                   confusion_time=me.confusion_time, flinched=me.flinched,
-                  must_recharge=jnp.bool_(False), partially_trapped=jnp.bool_(False),
+                  must_recharge=me.must_recharge, partially_trapped=jnp.bool_(False),
                   level=me.level, attack=me.modified[0], defense=me.modified[1])
     s1, bm = before_move(state, mover)
     state = _pick(active, s1, state)
     self_hit = active & bm.self_hit
     me = me._replace(
+        must_recharge=jnp.where(active, bm.mover.must_recharge, me.must_recharge),
         sleep_time=jnp.where(active, bm.mover.sleep_time, me.sleep_time),
         confused=jnp.where(active, bm.mover.confused, me.confused),
         confusion_time=jnp.where(active, bm.mover.confusion_time, me.confusion_time),
@@ -284,7 +293,9 @@ def _act(state, me: Fighter, foe: Fighter, slot, active):
     immune = ~t.ignore_immunity[move] & ~t.self_target[move] & jnp.any(jnp.where(
         foe.types >= 0, jnp.asarray(immunity_table())[mtype, jnp.maximum(foe.types, 0)], False))
     tries = moves & ~immune
-    s1, hit = accuracy_check(state, t.accuracy[move], me.boosts[5], foe.boosts[6], False)
+    sure = (t.status_effect[move] == SLP) & foe.must_recharge
+    s1, hit = accuracy_check(state, jnp.where(sure, ALWAYS_HITS, t.accuracy[move]), me.boosts[5],
+                             foe.boosts[6], False)
     state = _pick(tries, s1, state)
     hits = tries & hit
 
@@ -301,7 +312,7 @@ def _act(state, me: Fighter, foe: Fighter, slot, active):
     target = Target(hp=foe.hp, status=foe.status, types=foe.types, boosts=foe.boosts,
                     modified=foe.modified, stored=foe.stored, confused=foe.confused,
                     confusion_time=foe.confusion_time, flinched=foe.flinched,
-                    must_recharge=jnp.bool_(False))
+                    must_recharge=foe.must_recharge)
     sec = jax.tree.map(lambda a: a[move], t.secondary)
     status_move = t.status_effect[move] > 0
     state, foe = _status_move_hit(state, foe, t.status_effect[move], hits & status_move)
@@ -331,7 +342,9 @@ def _act(state, me: Fighter, foe: Fighter, slot, active):
     foe = _pick(hits, foe._replace(hp=after.hp, status=jnp.where(thaw, 0, after.status),
                                    boosts=after.boosts, modified=after.modified,
                                    confused=after.confused, confusion_time=after.confusion_time,
-                                   flinched=after.flinched), foe)
+                                   flinched=after.flinched, must_recharge=after.must_recharge), foe)
+    # Hyper Beam: recharge next turn, unless it knocked the target out (mustrecharge onAfterMove)
+    me = me._replace(must_recharge=me.must_recharge | (hits & t.recharge[move] & (foe.hp > 0)))
     # AfterMoveSelf: after an aborted move always, after a used move if the target still stands
     me = _residual_self(me, active & (~moves | (foe.hp > 0)))
     return state, me, foe
@@ -352,12 +365,14 @@ def turn(state: P.PrngState, f1: Fighter, f2: Fighter, slot1, slot2):
     # selected move (keeping that move's priority), and the selection is not updated
     slot1 = jnp.where(_locked(f1), f1.last_slot, slot1)
     slot2 = jnp.where(_locked(f2), f2.last_slot, slot2)
-    f1 = f1._replace(last_slot=slot1)
-    f2 = f2._replace(last_slot=slot2)
+    # a recharging Pokémon's action is "recharge" (priority 0); its selection is kept
+    rech1, rech2 = f1.must_recharge & ~_locked(f1), f2.must_recharge & ~_locked(f2)
+    f1 = f1._replace(last_slot=jnp.where(rech1, f1.last_slot, slot1))
+    f2 = f2._replace(last_slot=jnp.where(rech2, f2.last_slot, slot2))
     # commit: pokemon.speed and action speed = current modified Speed
     f1, f2 = f1._replace(speed=f1.modified[4]), f2._replace(speed=f2.modified[4])
-    pr1 = jnp.where(slot1 >= 0, t.priority[f1.moves[jnp.maximum(slot1, 0)]], 0)
-    pr2 = jnp.where(slot2 >= 0, t.priority[f2.moves[jnp.maximum(slot2, 0)]], 0)
+    pr1 = jnp.where((slot1 >= 0) & ~rech1, t.priority[f1.moves[jnp.maximum(slot1, 0)]], 0)
+    pr2 = jnp.where((slot2 >= 0) & ~rech2, t.priority[f2.moves[jnp.maximum(slot2, 0)]], 0)
     slot1, slot2 = jnp.maximum(slot1, 0), jnp.maximum(slot2, 0)
     tie = (pr1 == pr2) & (f1.speed == f2.speed)
     s1, r = P.random_below(state, 2)
