@@ -48,9 +48,6 @@ def confusion_damage(level, attack, defense) -> jax.Array:
     return ((2 * level // 5 + 2) * attack * 40 // defense) // 50 + 2
 
 
-def _pick(cond, a: P.PrngState, b: P.PrngState) -> P.PrngState:
-    return P.PrngState(jnp.where(cond, a.hi, b.hi), jnp.where(cond, a.lo, b.lo))
-
 
 def before_move(state: P.PrngState, m: Mover) -> tuple[P.PrngState, BeforeMoveResult]:
     blocked = m.status == FRZ
@@ -68,13 +65,13 @@ def before_move(state: P.PrngState, m: Mover) -> tuple[P.PrngState, BeforeMoveRe
     confused = m.confused & ~conf_ends
     rolls = counting & ~conf_ends
     drawn, keeps_control = P.random_chance(state, 128, 256)
-    state = _pick(rolls, drawn, state)
+    state = P.select(rolls, drawn, state)
     self_hit = rolls & ~keeps_control
     blocked = blocked | self_hit
 
     rolls_par = ~blocked & (m.status == PAR)
     drawn, fully_paralyzed = P.random_chance(state, 63, 256)
-    state = _pick(rolls_par, drawn, state)
+    state = P.select(rolls_par, drawn, state)
     blocked = blocked | (rolls_par & fully_paralyzed)
 
     mover = m._replace(sleep_time=sleep_time, confused=confused, confusion_time=conf_time,

@@ -38,9 +38,6 @@ class DamageInputs(NamedTuple):
     effectiveness: jax.Array  # int32[2]: +1 / 0 / -1 per defending type (0 when absent)
 
 
-def _select_state(cond, a: P.PrngState, b: P.PrngState) -> P.PrngState:
-    return P.PrngState(jnp.where(cond, a.hi, b.hi), jnp.where(cond, a.lo, b.lo))
-
 
 def crit_chance(x: DamageInputs) -> jax.Array:
     cc = x.attacker_base_spe // 2
@@ -54,7 +51,7 @@ def damage(state: P.PrngState, x: DamageInputs) -> tuple[P.PrngState, jax.Array,
     cc = crit_chance(x)
     rolls_crit = ~x.will_crit & (cc > 0)
     after_crit, crit_roll = P.random_chance(state, cc, 256)
-    state = _select_state(rolls_crit, after_crit, state)
+    state = P.select(rolls_crit, after_crit, state)
     crit = x.will_crit | (rolls_crit & crit_roll)
 
     base_power = jnp.maximum(x.base_power, 1)
@@ -79,6 +76,6 @@ def damage(state: P.PrngState, x: DamageInputs) -> tuple[P.PrngState, jax.Array,
 
     after_roll, roll = P.random_below(state, 256 - 217)
     rolls = dmg > 1
-    state = _select_state(rolls, after_roll, state)
+    state = P.select(rolls, after_roll, state)
     dmg = jnp.where(rolls, dmg * (roll.astype(i32) + 217) // 255, dmg)
     return state, dmg.astype(i32), crit

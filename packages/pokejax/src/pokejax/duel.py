@@ -169,14 +169,11 @@ class Fighter(NamedTuple):
     last_slot: jax.Array  # side.lastSelectedMoveSlot (-1 before any choice)
 
 
-def _pick(cond, a, b):
-    return jax.tree.map(lambda x, y: jnp.where(cond, x, y), a, b)
-
 
 def _tie_draw(state: P.PrngState, f1: Fighter, f2: Fighter, active) -> P.PrngState:
     """eachEvent: speedSort of the two actives by pokemon.speed — a draw on a tie."""
     drawn, _ = P.random_below(state, 2)
-    return _pick(active & (f1.speed == f2.speed), drawn, state)
+    return P.select(active & (f1.speed == f2.speed), drawn, state)
 
 
 def _residual_self(f: Fighter, active) -> Fighter:
@@ -200,10 +197,10 @@ def _status_move_hit(state, foe: Fighter, status, active):
     over_recharge = (status == SLP) & foe.must_recharge & (foe.status != SLP)
     tries = active & ((foe.status == 0) | over_recharge) & ~((status == PSN) & jnp.any(foe.types == POISON))
     s1, _ = P.random_below(state, 2)
-    state = _pick(tries, s1, state)
+    state = P.select(tries, s1, state)
     s1, r = P.random_below(state, 7)
     sleeps = tries & (status == SLP)
-    state = _pick(sleeps, s1, state)
+    state = P.select(sleeps, s1, state)
     par = tries & (status == PAR)
     spe = jnp.maximum(foe.modified[4] // 4, 1)
     return state, foe._replace(
@@ -235,18 +232,18 @@ def _penalty_quirk(f: Fighter, cond) -> Fighter:
 def _boost_move_hit(me: Fighter, foe: Fighter, deltas, self_target, active):
     """A stat move that hit: stages on the user (self moves) or the foe, then the quirk on
     the user's opponent when a stage took."""
-    receiver = _pick(self_target, me, foe)
+    receiver = P.select(self_target, me, foe)
     changed, took = _apply_boosts(receiver, deltas)
     took = active & took & (receiver.hp > 0)
-    me = _pick(active & self_target, changed, me)
-    foe = _pick(active & ~self_target, changed, foe)
+    me = P.select(active & self_target, changed, me)
+    foe = P.select(active & ~self_target, changed, foe)
     return me, _penalty_quirk(foe, took)
 
 
 def _confusion_move_hit(state, foe: Fighter, active):
     starts = active & ~foe.confused
     s1, r = P.random_below(state, 4)
-    return _pick(starts, s1, state), foe._replace(
+    return P.select(starts, s1, state), foe._replace(
         confused=foe.confused | starts,
         confusion_time=jnp.where(starts, r.astype(jnp.int32) + 2, foe.confusion_time))
 
@@ -262,7 +259,7 @@ def _heal_move_hit(state, me: Fighter, kind, active):
     hp = jnp.where(recover, jnp.minimum(me.hp + me.maxhp // 2, me.maxhp), me.hp)
     s1, _ = P.random_below(state, 2)
     s1, _ = P.random_below(s1, 7)
-    state = _pick(rest, s1, state)
+    state = P.select(rest, s1, state)
     return state, me._replace(
         hp=jnp.where(rest, me.maxhp, hp), status=jnp.where(rest, SLP, me.status),
         sleep_time=jnp.where(rest, 2, me.sleep_time))
@@ -277,7 +274,7 @@ def _act(state, me: Fighter, foe: Fighter, slot, active):
                   must_recharge=me.must_recharge, partially_trapped=jnp.bool_(False),
                   level=me.level, attack=me.modified[0], defense=me.modified[1])
     s1, bm = before_move(state, mover)
-    state = _pick(active, s1, state)
+    state = P.select(active, s1, state)
     self_hit = active & bm.self_hit
     me = me._replace(
         must_recharge=jnp.where(active, bm.mover.must_recharge, me.must_recharge),
@@ -296,7 +293,7 @@ def _act(state, me: Fighter, foe: Fighter, slot, active):
     sure = (t.status_effect[move] == SLP) & foe.must_recharge
     s1, hit = accuracy_check(state, jnp.where(sure, ALWAYS_HITS, t.accuracy[move]), me.boosts[5],
                              foe.boosts[6], False)
-    state = _pick(tries, s1, state)
+    state = P.select(tries, s1, state)
     hits = tries & hit
 
     physical = t.physical[move]
@@ -330,7 +327,7 @@ def _act(state, me: Fighter, foe: Fighter, slot, active):
     hits = (hits & ~status_move & ~boost_move & ~t.confuses[move] & ~sets_vol & ~fixed_hit
             & (t.heal[move] == 0))
     s1, after, dealt = move_hit(state, x, mtype, sec, target)
-    state = _pick(hits, s1, state)
+    state = P.select(hits, s1, state)
     # drain heals the user; recoil hurts it: floor(damage * num / den), at least 1 (gen4's
     # applyRecoilDamage, which Gen 1 inherits through gen2 -> gen3 -> gen4)
     heal = jnp.minimum(jnp.maximum(dealt // 2, 1), me.maxhp - me.hp)
@@ -339,7 +336,7 @@ def _act(state, me: Fighter, foe: Fighter, slot, active):
     recoil = jnp.minimum(jnp.maximum(dealt * num // den, 1), me.hp)
     me = me._replace(hp=jnp.where(hits & (num > 0) & (dealt > 0), me.hp - recoil, me.hp))
     thaw = hits & (after.hp > 0) & (after.status == FRZ) & t.burn_secondary[move]
-    foe = _pick(hits, foe._replace(hp=after.hp, status=jnp.where(thaw, 0, after.status),
+    foe = P.select(hits, foe._replace(hp=after.hp, status=jnp.where(thaw, 0, after.status),
                                    boosts=after.boosts, modified=after.modified,
                                    confused=after.confused, confusion_time=after.confusion_time,
                                    flinched=after.flinched, must_recharge=after.must_recharge), foe)
@@ -376,7 +373,7 @@ def turn(state: P.PrngState, f1: Fighter, f2: Fighter, slot1, slot2):
     slot1, slot2 = jnp.maximum(slot1, 0), jnp.maximum(slot2, 0)
     tie = (pr1 == pr2) & (f1.speed == f2.speed)
     s1, r = P.random_below(state, 2)
-    state = _pick(tie, s1, state)
+    state = P.select(tie, s1, state)
     p2_first = jnp.where(tie, r == 1, (pr2 > pr1) | ((pr2 == pr1) & (f2.speed > f1.speed)))
 
     live = jnp.bool_(True)
@@ -384,10 +381,10 @@ def turn(state: P.PrngState, f1: Fighter, f2: Fighter, slot1, slot2):
     state = _tie_draw(state, f1, f2, live)  # Update after the beforeTurn action
 
     def step(state, f1, f2, first_is_p1, live):
-        a, b = _pick(first_is_p1, (f1, f2), (f2, f1))
+        a, b = P.select(first_is_p1, (f1, f2), (f2, f1))
         slot = jnp.where(first_is_p1, slot1, slot2)
         state, a, b = _act(state, a, b, slot, live)
-        f1, f2 = _pick(first_is_p1, (a, b), (b, a))
+        f1, f2 = P.select(first_is_p1, (a, b), (b, a))
         live = live & (f1.hp > 0) & (f2.hp > 0)
         state = _tie_draw(state, f1, f2, live)  # Update after the action
         return state, f1, f2, live

@@ -85,6 +85,12 @@ class PrngState(NamedTuple):
     lo: jax.Array  # uint32
 
 
+def select(cond, a, b):
+    """``a`` where ``cond`` else ``b``, over whole pytrees (PRNG states, Pokémon records): how
+    every "draw only if ..." is written without Python control flow on traced values."""
+    return jax.tree.map(lambda x, y: jnp.where(cond, x, y), a, b)
+
+
 def from_seed(seed) -> PrngState:
     seed = jnp.asarray(seed, jnp.uint32)
     return PrngState(hi=(seed[..., 0] << 16) | seed[..., 1], lo=(seed[..., 2] << 16) | seed[..., 3])

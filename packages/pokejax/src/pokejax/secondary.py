@@ -70,13 +70,10 @@ def secondary_of(move_id: str) -> Secondary:
     )
 
 
-def _pick(cond, a: P.PrngState, b: P.PrngState) -> P.PrngState:
-    return P.PrngState(jnp.where(cond, a.hi, b.hi), jnp.where(cond, a.lo, b.lo))
-
 
 def _draw_if(state, cond, n):
     drawn, value = P.random_below(state, n)
-    return _pick(cond, drawn, state), value
+    return P.select(cond, drawn, state), value
 
 
 def modify_stat(value, num, den):
@@ -96,7 +93,7 @@ def move_hit(state: P.PrngState, x: DamageInputs, move_type, sec: Secondary, t: 
     rolls = (sec.kind != NONE) & (t.hp > 0) & ~((sec.kind == STATUS) & type_blocks)
     threshold = -(-sec.chance * 256 // 100) - ((sec.kind == VOLATILE) & (sec.volatile == CONFUSION))
     drawn, hit = P.random_chance(state, threshold, 256)
-    state = _pick(rolls, drawn, state)
+    state = P.select(rolls, drawn, state)
     applies = rolls & hit
 
     # status: only on a target without one; Poison types cannot be poisoned
