@@ -5,11 +5,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from test_damage import effectiveness
+from test_damage import to_inputs
 
 from pokejax import data, prng
 from pokejax.boosts import BOOSTS
 from pokejax.codec import STATUSES, TYPES
+from pokejax.damage import DamageInputs
 from pokejax.secondary import Target, move_hit, secondary_of
 
 MOVES = data.load()["moves"]
@@ -60,7 +61,10 @@ def test_move_hit_matches_showdown(cases):
             stored=jnp.asarray([res["stored"][k] for k in STATS]),
             confused=jnp.bool_(False), confusion_time=jnp.int32(0), flinched=jnp.bool_(False),
             must_recharge=jnp.bool_(False))
-        x = _damage_inputs(res, before)
+        # the damage inputs as test_damage builds them, from the target's state before the hit
+        x = DamageInputs(*(jnp.asarray(v) for v in to_inputs({"p1": []}, {**res, "defender": {
+            "modified": before["modified"], "base": res["defenderBase"], "types": res["types"],
+            "volatiles": []}})))
         state, after, dmg = run(jnp.asarray(seed, jnp.uint32), x,
                                 jnp.int32(TYPES.index(res["move"]["type"])), secondary_of(move), t)
         ctx = (move, before, res["draws"])
@@ -76,19 +80,3 @@ def test_move_hit_matches_showdown(cases):
         kinds.add(len(res["draws"]))
     assert {2, 3, 4} <= kinds  # no secondary roll, roll missed/effect w/o draw, effect with a draw
 
-
-def _damage_inputs(res, before):
-    from pokejax.damage import DamageInputs
-
-    mv, att = res["move"], res["attacker"]
-    physical = mv["category"] == "Physical"
-    a_stat, d_stat = ("atk", "def") if physical else ("spa", "spd")
-    return DamageInputs(
-        level=jnp.int32(att["level"]), base_power=jnp.int32(mv["basePower"]),
-        crit_ratio=jnp.int32(mv["critRatio"]), will_crit=jnp.bool_(mv["willCrit"]),
-        attacker_base_spe=jnp.int32(att["baseSpe"]), focus_energy=jnp.bool_(False),
-        attack=jnp.int32(att["modified"][a_stat]), attack_raw=jnp.int32(att["base"][a_stat]),
-        defense=jnp.int32(before["modified"][d_stat]), defense_raw=jnp.int32(res["defenderBase"][d_stat]),
-        screen=jnp.bool_(False), selfdestruct_vs_def=jnp.bool_(mv["selfdestruct"] and physical),
-        stab=jnp.bool_(mv["type"] in att["types"]),
-        effectiveness=jnp.asarray(effectiveness(mv["type"], res["types"])))
