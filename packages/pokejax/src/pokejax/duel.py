@@ -125,25 +125,15 @@ def move_table() -> MoveTable:
 
 
 @cache
-def immunity_table() -> np.ndarray:
-    """bool[move type, defending type]: damageTaken == 3 (e.g. Normal vs Ghost, Ground vs Flying)."""
-    chart = data.load()["typechart"]
-    out = np.zeros((len(TYPES), len(TYPES)), bool)
-    for d, dname in enumerate(TYPES):
-        taken = chart[dname.lower()]["damageTaken"]
-        for a, aname in enumerate(TYPES):
-            out[a, d] = taken.get(aname, 0) == 3
-    return out
-
-
-@cache
-def effectiveness_table() -> np.ndarray:
+def damage_taken_table() -> np.ndarray:
+    """int32[attacking type, defending type]: Showdown's damageTaken code — 0 neutral,
+    1 super effective, 2 resisted, 3 immune (e.g. Normal vs Ghost, Ground vs Flying)."""
     chart = data.load()["typechart"]
     out = np.zeros((len(TYPES), len(TYPES)), np.int32)
     for d, dname in enumerate(TYPES):
         taken = chart[dname.lower()]["damageTaken"]
         for a, aname in enumerate(TYPES):
-            out[a, d] = {1: 1, 2: -1}.get(taken.get(aname, 0), 0)
+            out[a, d] = taken.get(aname, 0)
     return out
 
 
@@ -287,8 +277,8 @@ def _act(state, me: Fighter, foe: Fighter, slot, active):
     me = me._replace(pp=jnp.where(moves, me.pp.at[slot].add(-1), me.pp))
 
     mtype = t.type[move]
-    immune = ~t.ignore_immunity[move] & ~t.self_target[move] & jnp.any(jnp.where(
-        foe.types >= 0, jnp.asarray(immunity_table())[mtype, jnp.maximum(foe.types, 0)], False))
+    taken = jnp.where(foe.types >= 0, jnp.asarray(damage_taken_table())[mtype, jnp.maximum(foe.types, 0)], 0)
+    immune = ~t.ignore_immunity[move] & ~t.self_target[move] & jnp.any(taken == 3)
     tries = moves & ~immune
     sure = (t.status_effect[move] == SLP) & foe.must_recharge
     s1, hit = accuracy_check(state, jnp.where(sure, ALWAYS_HITS, t.accuracy[move]), me.boosts[5],
@@ -298,7 +288,7 @@ def _act(state, me: Fighter, foe: Fighter, slot, active):
 
     physical = t.physical[move]
     a_i, d_i = jnp.where(physical, 0, 2), jnp.where(physical, 1, 3)
-    eff = jnp.where(foe.types >= 0, jnp.asarray(effectiveness_table())[mtype, jnp.maximum(foe.types, 0)], 0)
+    eff = jnp.where(taken == 1, 1, jnp.where(taken == 2, -1, 0))
     x = DamageInputs(
         level=me.level, base_power=t.base_power[move], crit_ratio=t.crit_ratio[move],
         will_crit=jnp.bool_(False), attacker_base_spe=me.base_spe, focus_energy=me.volatiles[2],
