@@ -7,61 +7,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from pokejax import choices, codec, data, prng, teams
-from pokejax.boosts import BOOSTS
-from pokejax.duel import STANDARD_MOVES, Fighter, turn
-
-STATS = BOOSTS[:5]
-SPECIES = data.load()["species"]
-
-
-def fighter(mon: dict, last_slot=None) -> Fighter:
-    types = [codec.TYPES.index(t) for t in mon["types"]] + [-1] * (2 - len(mon["types"]))
-    moves = [codec.MOVES.index(m["id"]) for m in mon["moves"]]
-    return Fighter(
-        hp=jnp.int32(mon["hp"]), maxhp=jnp.int32(mon["maxhp"]),
-        status=jnp.int32(codec.STATUSES.index(mon["status"])),
-        boosts=jnp.asarray([mon["boosts"][k] for k in BOOSTS], jnp.int32),
-        modified=jnp.asarray([mon["modifiedStats"][k] for k in STATS], jnp.int32),
-        stored=jnp.asarray([mon["storedStats"][k] for k in STATS], jnp.int32),
-        level=jnp.int32(mon["level"]), types=jnp.asarray(types, jnp.int32),
-        base_spe=jnp.int32(SPECIES[mon["species"]]["baseStats"]["spe"]),
-        confused=jnp.bool_("confusion" in mon["volatiles"]),
-        confusion_time=jnp.int32(mon["volatiles"].get("confusion", {}).get("time", 0)),
-        flinched=jnp.bool_("flinch" in mon["volatiles"]),
-        must_recharge=jnp.bool_("mustrecharge" in mon["volatiles"]),
-        moves=jnp.asarray(moves, jnp.int32), pp=jnp.asarray([m["pp"] for m in mon["moves"]], jnp.int32),
-        volatiles=jnp.asarray([v in mon["volatiles"] for v in ("reflect", "lightscreen", "focusenergy")]),
-        sleep_time=jnp.int32(mon["statusState"].get("time") or 0 if mon["status"] == "slp" else 0),
-        speed=jnp.int32(mon["modifiedStats"]["spe"]),
-        last_slot=jnp.int32(-1 if last_slot is None else last_slot))
-
-
-def same(f: Fighter, mon: dict) -> list[str]:
-    """Names of the fields where the JAX fighter differs from Showdown's Pokémon."""
-    bad = []
-    if mon["hp"] == 0:  # a fainted Pokémon's status and volatiles are cleared; the battle is over
-        return [] if int(f.hp) == 0 else [f"hp: {int(f.hp)} != 0"]
-    checks = {
-        "hp": (int(f.hp), mon["hp"]),
-        "status": (codec.STATUSES[int(f.status)], mon["status"]),
-        "boosts": ([int(v) for v in f.boosts], [mon["boosts"][k] for k in BOOSTS]),
-        "modified": ([int(v) for v in f.modified], [mon["modifiedStats"][k] for k in STATS]),
-        "pp": ([int(v) for v in f.pp], [m["pp"] for m in mon["moves"]]),
-        "confused": (bool(f.confused), "confusion" in mon["volatiles"]),
-        "flinched": (bool(f.flinched), "flinch" in mon["volatiles"]),
-        "must_recharge": (bool(f.must_recharge), "mustrecharge" in mon["volatiles"]),
-        "volatiles": ([bool(v) for v in f.volatiles],
-                      [v in mon["volatiles"] for v in ("reflect", "lightscreen", "focusenergy")]),
-    }
-    if mon["status"] == "slp":
-        checks["sleep_time"] = (int(f.sleep_time), mon["statusState"]["time"])
-    if "confusion" in mon["volatiles"]:
-        checks["confusion_time"] = (int(f.confusion_time), mon["volatiles"]["confusion"]["time"])
-    for name, (mine, theirs) in checks.items():
-        if mine != theirs:
-            bad.append(f"{name}: {mine} != {theirs}")
-    return bad
+from pokejax import choices, prng, teams
+from pokejax.duel import STANDARD_MOVES, turn
+from pokejax.showdown_state import fighter, fighter_diff
 
 
 @pytest.fixture(scope="module")
@@ -100,12 +48,12 @@ def play_duels(showdown, pool, n: int, seed: int, include=()) -> tuple[int, int]
                                    p2=f"move {slots[1] + 1}")
             assert res["accepted"], res
             new = res["state"]
-            s_after, f1, f2, result = run(s, f1, f2, jnp.int32(slots[0]), jnp.int32(slots[1]))
+            s_after, f1, f2, result, _ = run(s, f1, f2, jnp.int32(slots[0]), jnp.int32(slots[1]))
             s = prng.to_seed(s_after)
             ctx = (state["turn"], a["moves"], b["moves"], slots)
             assert ",".join(str(int(w)) for w in s) == new["seed"], ctx
             for g, side in zip((f1, f2), new["sides"], strict=True):
-                assert not same(g, side["pokemon"][0]), (same(g, side["pokemon"][0]), ctx)
+                assert not fighter_diff(g, side["pokemon"][0]), (fighter_diff(g, side["pokemon"][0]), ctx)
             assert bool(result.ended) == new["ended"], ctx
             if new["ended"]:
                 assert int(result.winner) == {"": 0, "p1": 1, "p2": 2}[new["winner"]], ctx

@@ -160,6 +160,30 @@ class Fighter(NamedTuple):
 
 
 
+class Field(NamedTuple):
+    """Battle-level state a move can read or write (Showdown's ``battle.lastDamage``: Counter)."""
+    last_damage: jax.Array
+
+
+def new_field() -> Field:
+    return Field(last_damage=jnp.int32(0))
+
+
+def switched_out(f: Fighter) -> Fighter:
+    """The record of a Pokémon leaving the field (``Pokemon.clearVolatile``): stages and every
+    volatile gone, modified stats back to the stored ones with the par/brn penalty applied
+    again (``setSpecies``), ``pokemon.speed`` = stored Speed. Fields that outlive a switch
+    (HP, status and its counter, PP, moves, stats, types) stay. Keep in step with ``Fighter``."""
+    m = f.stored
+    m = jnp.where(f.status == PAR, m.at[4].set(jnp.maximum(m[4] // 4, 1)), m)
+    m = jnp.where(f.status == BRN, m.at[0].set(jnp.maximum(m[0] // 2, 1)), m)
+    no = jnp.zeros_like
+    return f._replace(
+        boosts=no(f.boosts), modified=m, confused=no(f.confused), confusion_time=no(f.confusion_time),
+        flinched=no(f.flinched), must_recharge=no(f.must_recharge), volatiles=no(f.volatiles),
+        speed=f.stored[4])
+
+
 def _tie_draw(state: P.PrngState, f1: Fighter, f2: Fighter, active) -> P.PrngState:
     """eachEvent: speedSort of the two actives by pokemon.speed — a draw on a tie."""
     drawn, _ = P.random_below(state, 2)
@@ -255,8 +279,9 @@ def _heal_move_hit(state, me: Fighter, kind, active):
         sleep_time=jnp.where(rest, 2, me.sleep_time))
 
 
-def _act(state, me: Fighter, foe: Fighter, slot, active):
-    """One move action of ``me`` against ``foe`` (no-op when not ``active``)."""
+def use_move(state, me: Fighter, foe: Fighter, slot, active, field: Field):
+    """One move action of ``me`` (its move slot ``slot``) against ``foe``; a no-op when not
+    ``active``. Returns (prng, me, foe, field)."""
     t = _tables()
     move = me.moves[slot]
     mover = Mover(status=me.status, sleep_time=me.sleep_time, confused=me.confused,
@@ -334,7 +359,7 @@ def _act(state, me: Fighter, foe: Fighter, slot, active):
     me = me._replace(must_recharge=me.must_recharge | (hits & t.recharge[move] & (foe.hp > 0)))
     # AfterMoveSelf: after an aborted move always, after a used move if the target still stands
     me = _residual_self(me, active & (~moves | (foe.hp > 0)))
-    return state, me, foe
+    return state, me, foe, field
 
 
 def _locked(f: Fighter) -> jax.Array:
@@ -346,7 +371,9 @@ class TurnResult(NamedTuple):
     winner: jax.Array  # 0 none, 1 p1, 2 p2
 
 
-def turn(state: P.PrngState, f1: Fighter, f2: Fighter, slot1, slot2):
+def turn(state: P.PrngState, f1: Fighter, f2: Fighter, slot1, slot2, field: Field | None = None):
+    """One duel turn (moves only). Returns (prng, f1, f2, TurnResult, field)."""
+    field = new_field() if field is None else field
     t = _tables()
     # Gen 1: a frozen or sleeping Pokémon can only "Fight"; its queued action is its last
     # selected move (keeping that move's priority), and the selection is not updated
@@ -370,17 +397,17 @@ def turn(state: P.PrngState, f1: Fighter, f2: Fighter, slot1, slot2):
     state = _tie_draw(state, f1, f2, live)  # BeforeTurn
     state = _tie_draw(state, f1, f2, live)  # Update after the beforeTurn action
 
-    def step(state, f1, f2, first_is_p1, live):
+    def step(state, f1, f2, field, first_is_p1, live):
         a, b = P.select(first_is_p1, (f1, f2), (f2, f1))
         slot = jnp.where(first_is_p1, slot1, slot2)
-        state, a, b = _act(state, a, b, slot, live)
+        state, a, b, field = use_move(state, a, b, slot, live, field)
         f1, f2 = P.select(first_is_p1, (a, b), (b, a))
         live = live & (f1.hp > 0) & (f2.hp > 0)
         state = _tie_draw(state, f1, f2, live)  # Update after the action
-        return state, f1, f2, live
+        return state, f1, f2, field, live
 
-    state, f1, f2, live = step(state, f1, f2, ~p2_first, live)
-    state, f1, f2, live = step(state, f1, f2, p2_first, live)
+    state, f1, f2, field, live = step(state, f1, f2, field, ~p2_first, live)
+    state, f1, f2, field, live = step(state, f1, f2, field, p2_first, live)
     # residual (only if the battle goes on): flinch ends, speeds refresh, then the Update
     f1, f2 = (f._replace(flinched=f.flinched & ~live) for f in (f1, f2))
     f1 = f1._replace(speed=jnp.where(live, f1.modified[4], f1.speed))
@@ -388,4 +415,4 @@ def turn(state: P.PrngState, f1: Fighter, f2: Fighter, slot1, slot2):
     state = _tie_draw(state, f1, f2, live)
     ended = (f1.hp <= 0) | (f2.hp <= 0)
     winner = jnp.where(f2.hp <= 0, 1, jnp.where(f1.hp <= 0, 2, 0))
-    return state, f1, f2, TurnResult(ended, winner)
+    return state, f1, f2, TurnResult(ended, winner), field

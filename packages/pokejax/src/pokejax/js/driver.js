@@ -33,7 +33,7 @@ function pokemonState(p) {
     boosts: p.boosts, fainted: !!p.fainted, isActive: !!p.isActive, position: p.position,
     moves: p.moveSlots.map(m => ({id: m.id, pp: m.pp, maxpp: m.maxpp, disabled: !!m.disabled})),
     volatiles: Object.fromEntries(Object.entries(p.volatiles).map(([k, v]) => [k, plainState(v)])),
-    storedStats: p.storedStats, modifiedStats: p.modifiedStats || null, level: p.level,
+    storedStats: p.storedStats, modifiedStats: p.modifiedStats || null, level: p.level, speed: p.speed,
     types: p.getTypes(), transformed: !!p.transformed,
     lastMove: p.lastMove ? p.lastMove.id : '',
   };
@@ -46,7 +46,7 @@ function battleState(b) {
     sides: b.sides.map(s => ({
       id: s.id, pokemon: s.pokemon.map(pokemonState),
       sideConditions: Object.fromEntries(Object.entries(s.sideConditions).map(([k, v]) => [k, plainState(v)])),
-      lastSelectedMoveSlot: s.lastSelectedMoveSlot ?? null,
+      lastSelectedMoveSlot: s.lastSelectedMoveSlot ?? null, faintedThisTurn: !!s.faintedThisTurn,
       request: s.activeRequest || null,
     })),
   };
