@@ -157,6 +157,7 @@ class Fighter(NamedTuple):
     volatiles: jax.Array  # bool[3]: reflect, lightscreen, focusenergy (SELF_VOLATILES)
     speed: jax.Array  # Showdown's pokemon.speed: refreshed at choice time and at the residual
     last_slot: jax.Array  # side.lastSelectedMoveSlot (-1 before any choice)
+    rest_sleep: jax.Array  # asleep by its own Rest (statusState.source is itself): Sleep Clause ignores it
 
 
 
@@ -203,7 +204,7 @@ def _tables() -> MoveTable:
     return jax.tree.map(jnp.asarray, move_table())
 
 
-def _status_move_hit(state, foe: Fighter, status, active):
+def _status_move_hit(state, foe: Fighter, status, active, sleep_blocked=False):
     """A status move that hit: ``setStatus`` on a target without a status (Poison types are
     immune to poison), the SetStatus clause-handler shuffle draw, sleep's 1..7 counter draw,
     paralysis quartering Speed. A target that already has a status: the move fails, no draw."""
@@ -212,6 +213,8 @@ def _status_move_hit(state, foe: Fighter, status, active):
     tries = active & ((foe.status == 0) | over_recharge) & ~((status == PSN) & jnp.any(foe.types == POISON))
     s1, _ = P.random_below(state, 2)
     state = P.select(tries, s1, state)
+    # Sleep Clause Mod (a SetStatus handler: after the shuffle draw): one foe put to sleep
+    tries = tries & ~((status == SLP) & jnp.asarray(sleep_blocked))
     s1, r = P.random_below(state, 7)
     sleeps = tries & (status == SLP)
     state = P.select(sleeps, s1, state)
@@ -221,6 +224,7 @@ def _status_move_hit(state, foe: Fighter, status, active):
         must_recharge=foe.must_recharge & ~(tries & over_recharge),
         status=jnp.where(tries, status, foe.status),
         sleep_time=jnp.where(sleeps, r.astype(jnp.int32) + 1, foe.sleep_time),
+        rest_sleep=foe.rest_sleep & ~sleeps,
         modified=jnp.where(par, foe.modified.at[4].set(spe), foe.modified),
     )
 
@@ -276,12 +280,16 @@ def _heal_move_hit(state, me: Fighter, kind, active):
     state = P.select(rest, s1, state)
     return state, me._replace(
         hp=jnp.where(rest, me.maxhp, hp), status=jnp.where(rest, SLP, me.status),
+        rest_sleep=me.rest_sleep | rest,
         sleep_time=jnp.where(rest, 2, me.sleep_time))
 
 
-def use_move(state, me: Fighter, foe: Fighter, slot, active, field: Field):
+def use_move(state, me: Fighter, foe: Fighter, slot, active, field: Field, foe_clauses=(False, False)):
     """One move action of ``me`` (its move slot ``slot``) against ``foe``; a no-op when not
-    ``active``. Returns (prng, me, foe, field)."""
+    ``active``. ``foe_clauses``: (Sleep Clause Mod, Freeze Clause Mod) would block a new
+    sleep / freeze on the foe's side (the battle knows the benched Pokémon; a duel has none).
+    Returns (prng, me, foe, field)."""
+    sleep_blocked, freeze_blocked = foe_clauses
     t = _tables()
     move = me.moves[slot]
     mover = Mover(status=me.status, sleep_time=me.sleep_time, confused=me.confused,
@@ -327,7 +335,7 @@ def use_move(state, me: Fighter, foe: Fighter, slot, active, field: Field):
                     must_recharge=foe.must_recharge)
     sec = jax.tree.map(lambda a: a[move], t.secondary)
     status_move = t.status_effect[move] > 0
-    state, foe = _status_move_hit(state, foe, t.status_effect[move], hits & status_move)
+    state, foe = _status_move_hit(state, foe, t.status_effect[move], hits & status_move, sleep_blocked)
     boost_move = jnp.any(t.boosts[move] != 0)
     me, foe = _boost_move_hit(me, foe, t.boosts[move], t.self_target[move], hits & boost_move)
     state, foe = _confusion_move_hit(state, foe, hits & t.confuses[move])
@@ -341,7 +349,7 @@ def use_move(state, me: Fighter, foe: Fighter, slot, active, field: Field):
     foe = foe._replace(hp=jnp.where(fixed_hit, foe.hp - fixed_dmg, foe.hp))
     hits = (hits & ~status_move & ~boost_move & ~t.confuses[move] & ~sets_vol & ~fixed_hit
             & (t.heal[move] == 0))
-    s1, after, dealt = move_hit(state, x, mtype, sec, target)
+    s1, after, dealt = move_hit(state, x, mtype, sec, target, freeze_blocked)
     state = P.select(hits, s1, state)
     # drain heals the user; recoil hurts it: floor(damage * num / den), at least 1 (gen4's
     # applyRecoilDamage, which Gen 1 inherits through gen2 -> gen3 -> gen4)

@@ -42,7 +42,8 @@ def fighter(mon: dict, last_slot=None) -> Fighter:
         volatiles=jnp.asarray([v in vols for v in SELF_VOLATILES]),
         sleep_time=jnp.int32(mon["statusState"].get("time") or 0 if mon["status"] == "slp" else 0),
         speed=jnp.int32(mon.get("speed", mon["modifiedStats"]["spe"])),
-        last_slot=jnp.int32(-1 if last_slot is None else last_slot))
+        last_slot=jnp.int32(-1 if last_slot is None else last_slot),
+        rest_sleep=jnp.bool_(mon["status"] == "slp" and mon.get("statusSourceSelf", False)))
 
 
 def fighter_diff(f: Fighter, mon: dict) -> list[str]:
@@ -64,6 +65,7 @@ def fighter_diff(f: Fighter, mon: dict) -> list[str]:
     }
     if mon["status"] == "slp":
         checks["sleep_time"] = (int(f.sleep_time), mon["statusState"]["time"])
+        checks["rest_sleep"] = (bool(f.rest_sleep), mon["statusSourceSelf"])
     if "confusion" in mon["volatiles"]:
         checks["confusion_time"] = (int(f.confusion_time), mon["volatiles"]["confusion"]["time"])
     for name, (mine, theirs) in checks.items():

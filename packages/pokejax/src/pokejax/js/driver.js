@@ -29,7 +29,7 @@ function plainState(state) {
 function pokemonState(p) {
   return {
     species: p.species.id, hp: p.hp, maxhp: p.maxhp, status: p.status || '',
-    statusState: plainState(p.statusState),
+    statusState: plainState(p.statusState), statusSourceSelf: p.statusState.source === p,
     boosts: p.boosts, fainted: !!p.fainted, isActive: !!p.isActive, position: p.position,
     moves: p.moveSlots.map(m => ({id: m.id, pp: m.pp, maxpp: m.maxpp, disabled: !!m.disabled})),
     volatiles: Object.fromEntries(Object.entries(p.volatiles).map(([k, v]) => [k, plainState(v)])),
