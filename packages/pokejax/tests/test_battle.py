@@ -5,7 +5,6 @@ forced switches, winner)."""
 
 import jax
 import numpy as np
-import pytest
 
 from pokejax import battle, choices, reference, showdown_battle
 from pokejax.duel import STANDARD_MOVES

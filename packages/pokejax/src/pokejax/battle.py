@@ -26,7 +26,18 @@ import jax.numpy as jnp
 
 from pokejax import prng as P
 from pokejax.codec import STATUSES
-from pokejax.duel import BRN, FRZ, PSN, SLP, Field, Fighter, move_table, new_field, switched_out, use_move
+from pokejax.duel import (
+    BRN,
+    FRZ,
+    PSN,
+    SLP,
+    Field,
+    Fighter,
+    move_table,
+    new_field,
+    switched_out,
+    use_move,
+)
 
 FNT = STATUSES.index("fnt")
 FIRST_SWITCH = 4  # action 4 = "switch 2" (team slot 1)
