@@ -58,72 +58,82 @@ def active(team: Fighter, side) -> Fighter:
     return jax.tree.map(lambda x: x[side, 0], team)
 
 
-def _set_active(team: Fighter, side, f: Fighter) -> Fighter:
-    return jax.tree.map(lambda x, v: x.at[side, 0].set(v), team, f)
+# During a turn the two active records live apart from the teams (``actives``: leaves with a
+# leading [side] axis) so that every action touches two records, not twelve; a switch swaps
+# one team slot with its side's active record, and ``_merge`` writes the actives back.
+
+def _split(team: Fighter) -> Fighter:
+    return jax.tree.map(lambda x: x[:, 0], team)
 
 
-def _swap(team: Fighter, side, slot) -> Fighter:
-    """Slot 0 <-> ``slot`` of ``side`` (a no-op for slot 0)."""
-    def swap(x):
-        a, b = x[side, 0], x[side, slot]
-        return x.at[side, 0].set(b).at[side, slot].set(a)
-    return jax.tree.map(swap, team)
+def _merge(team: Fighter, actives: Fighter) -> Fighter:
+    return jax.tree.map(lambda x, a: x.at[:, 0].set(a), team, actives)
 
 
-def _tie_draw(state: P.PrngState, team: Fighter, go) -> P.PrngState:
+def _get(actives: Fighter, side) -> Fighter:
+    return jax.tree.map(lambda x: x[side], actives)
+
+
+def _put(actives: Fighter, side, f: Fighter) -> Fighter:
+    return jax.tree.map(lambda x, v: x.at[side].set(v), actives, f)
+
+
+def _tie_draw(state: P.PrngState, actives: Fighter, go) -> P.PrngState:
     """``eachEvent('Update')``: ``speedSort`` of the non-fainted actives by ``pokemon.speed``
     — one ``random(0, 2)`` when there are two and their speeds are equal."""
-    a, b = active(team, 0), active(team, 1)
     drawn, _ = P.random_below(state, 2)
-    return P.select(go & (a.hp > 0) & (b.hp > 0) & (a.speed == b.speed), drawn, state)
+    tie = (actives.hp[0] > 0) & (actives.hp[1] > 0) & (actives.speed[0] == actives.speed[1])
+    return P.select(go & tie, drawn, state)
 
 
 def _locked(f: Fighter) -> jax.Array:
     return (f.status == FRZ) | (f.status == SLP)
 
 
-def _switch_out_in(team: Fighter, side, slot, go) -> Fighter:
-    """``switchIn``: the old active is cleared (a fainted one loses its status), the teams'
-    order swaps, the incoming Pokémon's ``pokemon.speed`` refreshes (``insertChoice`` of its
-    ``runSwitch``) and its side's ``lastSelectedMoveSlot`` becomes 0 (Gen 1 ``runSwitch``)."""
-    old = active(team, side)
+def _switch(team: Fighter, actives: Fighter, side, slot, go) -> tuple[Fighter, Fighter]:
+    """``switchIn``: the old active is cleared (a fainted one loses its status) and takes team
+    slot ``slot`` (Showdown swaps the two positions), the incoming Pokémon's ``pokemon.speed``
+    refreshes (``insertChoice`` of its ``runSwitch``) and its side's ``lastSelectedMoveSlot``
+    becomes 0 (Gen 1 ``runSwitch``). Nothing changes unless ``go``."""
+    old = _get(actives, side)
     cleared = switched_out(old)
     cleared = cleared._replace(status=jnp.where(old.hp <= 0, 0, cleared.status))
-    swapped = _swap(_set_active(team, side, cleared), side, slot)
-    new = active(swapped, side)
+    new = jax.tree.map(lambda x: x[side, slot], team)
     new = new._replace(speed=new.modified[4], last_slot=jnp.int32(0))
-    swapped = _set_active(swapped, side, new)
-    return jax.tree.map(lambda a, b: jnp.where(go, a, b), swapped, team)
+    team = jax.tree.map(lambda x, c: x.at[side, slot].set(jnp.where(go, c, x[side, slot])), team, cleared)
+    actives = _put(actives, side, P.select(go, new, old))
+    if "last_move" in Fighter._fields:  # Gen 1 runSwitch: lastMove = null for every active
+        actives = actives._replace(last_move=jnp.where(go, -1, actives.last_move))
+    return team, actives
 
 
-def _after_switch_in_self(team: Fighter, side, go) -> Fighter:
+def _after_switch_in_self(actives: Fighter, side, go) -> Fighter:
     """Gen 1 ``AfterSwitchInSelf``: a burned or poisoned Pokémon switched in (not to replace a
     fainted one) loses max(maxhp / 16, 1) HP."""
-    f = active(team, side)
+    f = _get(actives, side)
     hurt = go & ((f.status == BRN) | (f.status == PSN)) & (f.hp > 0)
     dmg = jnp.minimum(jnp.maximum(f.maxhp // 16, 1), f.hp)
-    return _set_active(team, side, f._replace(hp=jnp.where(hurt, f.hp - dmg, f.hp)))
+    return _put(actives, side, f._replace(hp=jnp.where(hurt, f.hp - dmg, f.hp)))
 
 
-def _faints(b: Battle, go) -> tuple[Battle, jax.Array]:
+def _faints(b: Battle, team: Fighter, actives: Fighter, go) -> tuple[Battle, Fighter, jax.Array]:
     """``faintMessages`` + ``checkFainted`` + ``checkWin`` after an action: fainted actives are
-    cleared and marked ``fnt``, the turn stops, sides with Pokémon left must switch."""
-    team = b.team
-    fainted = jnp.stack([active(team, s).hp <= 0 for s in (0, 1)]) & go
-    for s in (0, 1):
-        f = active(team, s)
-        gone = switched_out(f)._replace(status=jnp.int32(FNT))
-        team = _set_active(team, s, P.select(fainted[s], gone, f))
-    left = jnp.any(team.hp > 0, axis=1)  # bool[2]: pokemonLeft
+    cleared and marked ``fnt``, the turn stops, sides with Pokémon left must switch.
+    Returns (battle without its team, actives, whether anything fainted)."""
+    fainted = (actives.hp <= 0) & go
+    gone = jax.vmap(switched_out)(actives)._replace(status=jnp.full((2,), FNT, jnp.int32))
+    actives = jax.tree.map(
+        lambda g, a: jnp.where(fainted.reshape((2,) + (1,) * (a.ndim - 1)), g, a), gone, actives)
+    left = (actives.hp > 0) | jnp.any(team.hp[:, 1:] > 0, axis=1)  # bool[2]: pokemonLeft
     any_faint = jnp.any(fainted)
     ended = any_faint & ~jnp.all(left)
     winner = jnp.where(left[0] & ~left[1], 1, jnp.where(left[1] & ~left[0], 2, 0))
-    return b._replace(
-        team=team, forced=jnp.where(any_faint, fainted & left, b.forced),
-        ended=b.ended | ended, winner=jnp.where(ended, winner, b.winner)), any_faint
+    b = b._replace(forced=jnp.where(any_faint, fainted & left, b.forced),
+                   ended=b.ended | ended, winner=jnp.where(ended, winner, b.winner))
+    return b, actives, any_faint
 
 
-def _queue_first(state, team, kind, speed, priority):
+def _queue_first(state, kind, speed, priority):
     """``BattleQueue.sort`` of the two sides' actions (order, priority, speed; a tie draws).
     Returns (prng, index of the side that acts first)."""
     order = jnp.where(kind == 1, ORDER_SWITCH, ORDER_MOVE)
@@ -137,20 +147,23 @@ def _queue_first(state, team, kind, speed, priority):
     return state, jnp.where(tie, r == 1, one_first).astype(jnp.int32)
 
 
-def _clauses(team: Fighter, side) -> tuple[jax.Array, jax.Array]:
+def _clauses(team: Fighter, actives: Fighter, side) -> tuple[jax.Array, jax.Array]:
     """(Sleep Clause Mod, Freeze Clause Mod) block a new sleep / freeze on ``side``: one of its
     Pokémon is asleep by a foe's move (not its own Rest) / frozen."""
-    status, hp, rest = team.status[side], team.hp[side], team.rest_sleep[side]
+    a = _get(actives, side)
+    status = team.status[side].at[0].set(a.status)
+    hp = team.hp[side].at[0].set(a.hp)
+    rest = team.rest_sleep[side].at[0].set(a.rest_sleep)
     return (jnp.any((hp > 0) & (status == SLP) & ~rest), jnp.any(status == FRZ))
 
 
 def _normal_turn(b: Battle, actions) -> Battle:
     t = jax.tree.map(jnp.asarray, move_table())
-    team = b.team
+    team, actives = b.team, _split(b.team)
     switching = actions >= FIRST_SWITCH  # bool[2]
     slots, prios = [], []
     for s in (0, 1):
-        f = active(team, s)
+        f = _get(actives, s)
         # Gen 1: a frozen or sleeping Pokémon can only "Fight": its queued move is its last
         # selected one (keeping that move's priority); a recharging one's action is
         # "recharge" (priority 0); neither updates the side's selection
@@ -159,74 +172,72 @@ def _normal_turn(b: Battle, actions) -> Battle:
         f = f._replace(
             last_slot=jnp.where(recharging | switching[s], f.last_slot, slot),
             speed=f.modified[4])  # commitChoices: updateSpeed
-        team = _set_active(team, s, f)
+        actives = _put(actives, s, f)
         move = f.moves[jnp.clip(slot, 0, 3)]
         prios.append(jnp.where(switching[s] | recharging | (slot < 0), 0, t.priority[move]))
         slots.append(jnp.clip(slot, 0, 3))
-    speeds = jnp.stack([active(team, s).speed for s in (0, 1)])
-    state, first = _queue_first(b.prng, team, switching.astype(jnp.int32), speeds, jnp.stack(prios))
+    state, first = _queue_first(b.prng, switching.astype(jnp.int32), actives.speed, jnp.stack(prios))
     slots = jnp.stack(slots)
 
     live = ~b.ended
-    state = _tie_draw(state, team, live)  # beforeTurn: eachEvent('BeforeTurn')
-    state = _tie_draw(state, team, live)  # Update after the beforeTurn action
-    b = b._replace(team=team, prng=state)
+    state = _tie_draw(state, actives, live)  # beforeTurn: eachEvent('BeforeTurn')
+    state = _tie_draw(state, actives, live)  # Update after the beforeTurn action
+    b = b._replace(prng=state)
 
     def action(i, carry):
-        b, live = carry
+        b, team, actives, live = carry
         side = jnp.where(i == 0, first, 1 - first)
         go_switch = live & switching[side]
-        # switch action, then its Update, then runSwitch (AfterSwitchInSelf), then its Update
-        team = _switch_out_in(b.team, side, actions[side] - FIRST_SWITCH + 1, go_switch)
-        state = _tie_draw(b.prng, team, go_switch)
-        team = _after_switch_in_self(team, side, go_switch)
-        b, fainted = _faints(b._replace(team=team, prng=state), go_switch)
+        # switch action, its Update, runSwitch (AfterSwitchInSelf), its Update
+        team, actives = _switch(team, actives, side, actions[side] - FIRST_SWITCH + 1, go_switch)
+        state = _tie_draw(b.prng, actives, go_switch)
+        actives = _after_switch_in_self(actives, side, go_switch)
+        b, actives, fainted = _faints(b._replace(prng=state), team, actives, go_switch)
         live_after_switch = live & ~fainted
-        state = _tie_draw(b.prng, b.team, go_switch & live_after_switch)
-        # move action
+        state = _tie_draw(b.prng, actives, go_switch & live_after_switch)
+        # move action, then its Update
         go_move = live & ~switching[side]
-        me, foe = active(b.team, side), active(b.team, 1 - side)
+        me, foe = _get(actives, side), _get(actives, 1 - side)
         state, me, foe, fld = use_move(state, me, foe, slots[side], go_move, b.field,
-                                       _clauses(b.team, 1 - side))
-        team = _set_active(_set_active(b.team, side, me), 1 - side, foe)
-        b, fainted_m = _faints(b._replace(team=team, prng=state, field=fld), go_move)
+                                       _clauses(team, actives, 1 - side))
+        actives = _put(_put(actives, side, me), 1 - side, foe)
+        b, actives, fainted_m = _faints(b._replace(prng=state, field=fld), team, actives, go_move)
         live_after_move = live & ~fainted_m
-        state = _tie_draw(b.prng, b.team, go_move & live_after_move)
-        return b._replace(prng=state), jnp.where(switching[side], live_after_switch, live_after_move)
+        state = _tie_draw(b.prng, actives, go_move & live_after_move)
+        live = jnp.where(switching[side], live_after_switch, live_after_move)
+        return b._replace(prng=state), team, actives, live
 
-    b, live = jax.lax.fori_loop(0, 2, action, (b, live))
+    b, team, actives, live = jax.lax.fori_loop(0, 2, action, (b, team, actives, live))
     # residual (only when nothing fainted): flinch ends, speeds refresh, then its Update
-    team = b.team
-    for s in (0, 1):
-        f = active(team, s)
-        team = _set_active(team, s, f._replace(
-            flinched=f.flinched & ~live, speed=jnp.where(live, f.modified[4], f.speed)))
-    state = _tie_draw(b.prng, team, live)
-    return b._replace(team=team, prng=state, turn=b.turn + jnp.where(live, 1, 0))
+    actives = actives._replace(flinched=actives.flinched & ~live,
+                               speed=jnp.where(live, actives.modified[:, 4], actives.speed))
+    state = _tie_draw(b.prng, actives, live)
+    return b._replace(team=_merge(team, actives), prng=state, turn=b.turn + jnp.where(live, 1, 0))
 
 
 def _forced_switch(b: Battle, actions) -> Battle:
     """Both or one side replaces a fainted active; then the turn ends."""
-    team, forced = b.team, b.forced
-    for s in (0, 1):  # commitChoices: updateSpeed of the (non-fainted) actives
-        f = active(team, s)
-        team = _set_active(team, s, f._replace(speed=jnp.where(f.hp > 0, f.modified[4], f.speed)))
+    team, actives, forced = b.team, _split(b.team), b.forced
+    # commitChoices: updateSpeed of the (non-fainted) actives
+    actives = actives._replace(speed=jnp.where(actives.hp > 0, actives.modified[:, 4], actives.speed))
     # two switches sort by the outgoing Pokémon's speed; a tie draws
-    speeds = jnp.stack([active(team, s).modified[4] for s in (0, 1)])
-    state, first = _queue_first(b.prng, team, jnp.ones(2, jnp.int32), speeds, jnp.zeros(2, jnp.int32))
+    state, first = _queue_first(b.prng, jnp.ones(2, jnp.int32), actives.modified[:, 4],
+                                jnp.zeros(2, jnp.int32))
     first = jnp.where(forced[0] & forced[1], first, jnp.where(forced[0], 0, 1))
-    b = b._replace(team=team, prng=P.select(forced[0] & forced[1], state, b.prng))
+    state = P.select(forced[0] & forced[1], state, b.prng)
 
-    def action(i, b):
+    def action(i, carry):
+        state, team, actives = carry
         side = jnp.where(i == 0, first, 1 - first)
         go = forced[side]
-        team = _switch_out_in(b.team, side, actions[side] - FIRST_SWITCH + 1, go)
-        state = _tie_draw(b.prng, team, go)  # Update after the switch
-        state = _tie_draw(state, team, go)  # Update after runSwitch (no AfterSwitchInSelf)
-        return b._replace(team=team, prng=state)
+        team, actives = _switch(team, actives, side, actions[side] - FIRST_SWITCH + 1, go)
+        state = _tie_draw(state, actives, go)  # Update after the switch
+        state = _tie_draw(state, actives, go)  # Update after runSwitch (no AfterSwitchInSelf)
+        return state, team, actives
 
-    b = jax.lax.fori_loop(0, 2, action, b)
-    return b._replace(forced=jnp.zeros(2, bool), turn=b.turn + 1)
+    state, team, actives = jax.lax.fori_loop(0, 2, action, (state, team, actives))
+    return b._replace(team=_merge(team, actives), prng=state, forced=jnp.zeros(2, bool),
+                      turn=b.turn + 1)
 
 
 def step(b: Battle, actions: jax.Array) -> Battle:
