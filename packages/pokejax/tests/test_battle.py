@@ -5,6 +5,7 @@ forced switches, winner)."""
 
 import jax
 import numpy as np
+import pytest
 
 from pokejax import battle, choices, reference, showdown_battle
 from pokejax.duel import STANDARD_MOVES
@@ -70,3 +71,9 @@ def test_start_state_loads_exactly(showdown):
 def test_battles_match_showdown(showdown):
     stats = play_battles(showdown, n=6, seed=20)
     assert stats["ended"] >= 5 and stats["forced"] > 10 and stats["switches"] > 20, stats
+
+
+@pytest.mark.slow
+def test_many_battles_match_showdown(showdown):
+    stats = play_battles(showdown, n=300, seed=21)
+    assert stats["ended"] == 300, stats
