@@ -48,7 +48,8 @@ class L2Suite:
     make_cases: Callable[[np.random.Generator, int], tuple[CanonicalState, np.ndarray]]
     cases: int = 10_000
     batch: int = 1000
-    note: str = ""
+    # shown with the suite's results; a callable is read after the run (e.g. a filter's counts)
+    note: str | Callable[[], str] = ""
 
 
 @dataclass
@@ -63,6 +64,8 @@ class L3Suite:
     max_steps_per_seed: int = 200_000
     # a "still" action used when shrinking a failing action sequence
     neutral_action: Callable[[int], np.ndarray] | None = None
+    # shown with the suite's results; a callable is read after the run (e.g. a filter's counts)
+    note: str | Callable[[], str] = ""
 
 
 @dataclass

@@ -51,6 +51,10 @@ def run(port: EnvPort, out_dir: Path = Path("reports"), scale: float = 1.0,
     return report
 
 
+def _note(suite) -> str:
+    return suite.note() if callable(suite.note) else suite.note
+
+
 def _bar(total: int, desc: str, unit: str, enabled: bool):
     return tqdm(total=total, desc=desc, unit=unit, disable=not enabled, file=sys.stderr,
                 dynamic_ncols=True, leave=False)
@@ -80,7 +84,7 @@ def _level2(port: EnvPort, report: dict, scale: float, progress: bool) -> bool:
         total_cases += res.cases
         total_bad += res.mismatches
         details.append({"suite": suite.name, "cases": res.cases, "mismatches": res.mismatches,
-                        "note": suite.note, "examples": res.examples})
+                        "note": _note(suite), "examples": res.examples})
         if res.examples and report["first_divergence"] is None:
             report["first_divergence"] = {"level": "L2", "suite": suite.name, **res.examples[0]}
     report["levels"]["L2"] = {"cases": total_cases, "mismatches": total_bad}
@@ -107,7 +111,7 @@ def _level3(port: EnvPort, report: dict, scale: float, progress: bool, regressio
         agg["max_abs_err"] = max(agg["max_abs_err"], res.max_abs_err)
         details.append({"suite": suite.name, "episodes": res.episodes, "env_steps": res.steps,
                         "seeds": res.seeds, "mismatches": res.mismatches,
-                        "max_abs_err": res.max_abs_err,
+                        "max_abs_err": res.max_abs_err, "note": _note(suite),
                         "divergences": [d.to_json() for d in res.divergences]})
         if res.divergences and report["first_divergence"] is None:
             d = res.divergences[0]

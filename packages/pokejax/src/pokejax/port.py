@@ -1,15 +1,102 @@
 """pokejax's translation spec for the envport core (entry point ``envport.envs: pokejax``).
 
-Work in progress: the reference is installable and checkable, the verification levels are
-not declared yet, so ``envport verify pokejax`` honestly reports "not equivalent".
+L2 and L3 compare the JAX engine (``battle.step``, ``jit(vmap(...))``) with a live Showdown
+0.11.11 on seeded ``gen1randombattle`` battles; backends, actions and the canonical state are
+described in ``pokejax/backends.py``. L1 (the functional env's property checks) comes with
+``pokejax.env``.
+
+``ONLY_SUPPORTED_TEAMS`` is the one switch of the scope: while the engine lacks some
+random-battle moves it is on, and both levels only use battles whose two teams consist of
+engine moves; the suite notes say how many battles were filtered out. It turns itself off
+(every Showdown random battle is used) once ``duel`` has every random-battle move.
 """
 
 from __future__ import annotations
 
-import jax
+from functools import partial
 
-from envport.registry import EnvPort
+import jax
+import numpy as np
+
+from envport.registry import EnvPort, L2Suite, L3Suite
 from pokejax import __version__, install
+from pokejax.backends import (
+    ACTION_CHOICES,
+    JaxCandidate,
+    L2Cases,
+    ShowdownReference,
+    TeamFilter,
+    unsupported_moves,
+)
+
+# THE SWITCH: only battles whose teams use moves the engine has (until it has them all)
+ONLY_SUPPORTED_TEAMS = bool(unsupported_moves())
+
+L3_ENVS = 100  # battles per seed (one Showdown process, one vmapped engine batch)
+L3_BATTLES = 1_000
+L2_CASES = 10_000
+
+
+def sample_actions(rng: np.random.Generator, n: int) -> np.ndarray:
+    """Per env and side a uniform ``k``: the (k mod n_legal)-th legal action on each side."""
+    return rng.integers(0, ACTION_CHOICES, size=(n, 2)).astype(np.int32)
+
+
+def neutral_action(n: int) -> np.ndarray:
+    return np.zeros((n, 2), np.int32)  # the first legal action of each side
+
+
+def _scope(counts: TeamFilter, only_supported: bool) -> str:
+    if not only_supported:
+        return "every gen1randombattle battle (the engine has every random-battle move)"
+    missing = ", ".join(sorted(unsupported_moves()))
+    return (f"FILTERED: only battles whose two teams use engine moves (missing: {missing}); "
+            f"{counts.summary()}")
+
+
+L2_NOTE = (
+    "Decision points recorded live: seeded random battles played with uniform random legal "
+    "actions, each decision kept with probability 1/4, the battle serialised there by "
+    "Showdown (Battle.toJSON). Reference: Battle.fromJSON of that JSON (checked equal to the "
+    "recorded state), then the choices; candidate: the recorded canonical state loaded into "
+    "the JAX battle, then battle.step. Compared: every field of the canonical state, the "
+    "legal masks and the count of unmodelled Showdown state. Scope: ")
+L3_NOTE = (
+    "Battle i of run seed = reference.derive_seeds(seed, i) (battle and team seeds, teams "
+    "from Showdown's generator, start state loaded into the JAX battle); both sides then play "
+    "the same per-side k (the (k mod n)-th legal action of their own mask) and are compared "
+    "after every decision until every battle of the seed ended. Scope: ")
+
+
+def _l2(cases: int = L2_CASES, batch: int = 1000, only_supported: bool = ONLY_SUPPORTED_TEAMS,
+        legal_fn=None, step_fn=None, name: str = "gen1randombattle decision points") -> L2Suite:
+    counts = TeamFilter()
+    recorder = L2Cases(only_supported, counts=counts)
+    return L2Suite(
+        name=name, cases=cases, batch=batch,
+        make_reference=partial(ShowdownReference, only_supported=only_supported, cases=recorder),
+        make_candidate=partial(JaxCandidate, only_supported=only_supported, legal_fn=legal_fn,
+                               step_fn=step_fn),
+        make_cases=recorder,
+        note=lambda: L2_NOTE + _scope(counts, only_supported),
+    )
+
+
+def _l3(num_envs: int = L3_ENVS, episodes: int = L3_BATTLES,
+        only_supported: bool = ONLY_SUPPORTED_TEAMS, legal_fn=None, step_fn=None,
+        name: str | None = None) -> L3Suite:
+    counts = TeamFilter()
+    return L3Suite(
+        name=name or f"gen1randombattle, {num_envs} battles per seed",
+        episodes=episodes, max_steps_per_seed=4096,
+        make_reference=partial(ShowdownReference, num_envs, only_supported=only_supported,
+                               counts=counts),
+        make_candidate=partial(JaxCandidate, num_envs, only_supported=only_supported,
+                               legal_fn=legal_fn, step_fn=step_fn),
+        sample_actions=sample_actions, neutral_action=neutral_action,
+        note=lambda: L3_NOTE + _scope(counts, only_supported),
+    )
+
 
 PORT = EnvPort(
     name="pokejax",
@@ -17,5 +104,9 @@ PORT = EnvPort(
     candidate=f"pokejax {__version__} (jax {jax.__version__}, {jax.default_backend()})",
     install_reference=install.install,
     check_reference=install.check,
-    notes={"status": "engine not written yet: only the PRNG and the reference driver exist"},
+    tolerance=0.0,
+    l2=[_l2()],
+    l3=[_l3()],
+    notes={"status": "engine in progress: L1 needs pokejax.env; L2/L3 filtered to the engine's "
+                     "moves while ONLY_SUPPORTED_TEAMS is on"},
 )

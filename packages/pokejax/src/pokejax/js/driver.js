@@ -306,6 +306,31 @@ const commands = {
     battles.delete(battle);
     return true;
   },
+  // Showdown's own serialisation (sim/state.ts, Battle.toJSON): the whole battle — queue,
+  // PRNG, every Pokémon, volatiles, effect states, log — as a JSON string
+  serialize({battle}) {
+    return JSON.stringify(getBattle(battle).toJSON());
+  },
+  // a new battle restored from serialize()'s JSON (Battle.fromJSON): the reference side of L2
+  // really loads a recorded state instead of replaying the battle up to it
+  restore({json}) {
+    const b = ps.Battle.fromJSON(json);
+    const id = nextBattle++;
+    battles.set(id, b);
+    return {battle: id, state: battleState(b)};
+  },
+  // several battles per round trip: choose for each item {battle, p1, p2} (as `choose`), or
+  // restore each JSON (as `restore`), or close each battle
+  choose_many({items}) {
+    return items.map(item => commands.choose(item));
+  },
+  restore_many({jsons}) {
+    return jsons.map(json => commands.restore({json}));
+  },
+  close_many({battles: ids}) {
+    for (const id of ids) battles.delete(id);
+    return true;
+  },
 };
 
 const rl = readline.createInterface({input: process.stdin, terminal: false});

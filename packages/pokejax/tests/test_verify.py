@@ -1,0 +1,179 @@
+"""``envport verify pokejax`` on a sample: L2 and L3 through the core against the live
+Showdown (the full counts run in ``nox -s verify-pokejax``), the pieces they rest on
+(Showdown's serialisation, the fast loader, mask-agnostic actions), and a planted divergence
+that both levels must catch."""
+
+import dataclasses
+import json
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import envport.verify as verify
+from envport.verify.diff import diff_states
+from envport.verify.l2 import run_l2
+from envport.verify.l3 import run_l3
+from pokejax import backends as K
+from pokejax import port, reference, showdown_battle
+
+try:  # the env's own JAX legal mask; a stand-in until it is written
+    from pokejax.legal import legal_mask as LEGAL
+except ImportError:
+    from legal_standin import legal_mask as LEGAL
+
+ENVS = 4  # one batch size for every candidate here: the engine compiles once per process
+
+
+def _battle(showdown, seed=3):
+    setup = K.battle_setups(showdown, seed, 1, port.ONLY_SUPPORTED_TEAMS)[0]
+    return K.start(showdown, setup)
+
+
+def _play(showdown, handle, export, rng):
+    acts = [reference.choose_random(rng, s["request"]) for s in export["sides"]]
+    res = showdown.request("choose", battle=handle, **K.choose_args(acts))
+    assert res["accepted"], res
+    return acts, res["state"]
+
+
+def test_restored_battle_continues_identically(showdown):
+    """Battle.fromJSON of a serialised battle is the same battle: the same exported state
+    (PRNG seed, every Pokémon, requests) now and after every later decision."""
+    handle, export = _battle(showdown)
+    rng = np.random.default_rng(0)
+    try:
+        for _ in range(6):
+            _, export = _play(showdown, handle, export, rng)
+        restored = showdown.request("restore", json=showdown.request("serialize", battle=handle))
+        copy = restored["battle"]
+        assert restored["state"] == export
+        steps = 0
+        while not export["ended"] and steps < 300:
+            acts, export = _play(showdown, handle, export, rng)
+            res = showdown.request("choose", battle=copy, **K.choose_args(acts))
+            assert res["accepted"] and res["state"] == export, steps
+            steps += 1
+        assert steps > 5
+    finally:
+        showdown.request("close_many", battles=[handle, copy])
+
+
+def test_fast_loader_equals_loader(showdown):
+    handle, export = _battle(showdown, seed=4)
+    rng = np.random.default_rng(1)
+    try:
+        for step in range(30):
+            if export["ended"]:
+                break
+            if step % 10 == 0:
+                slow, fast = showdown_battle.load(export), K.load_numpy(export)
+                for a, b in zip(jax.tree.leaves(slow), jax.tree.leaves(fast), strict=True):
+                    assert np.asarray(a).dtype == b.dtype and np.array_equal(np.asarray(a), b)
+                assert jax.tree.structure(slow) == jax.tree.structure(fast)
+            _, export = _play(showdown, handle, export, rng)
+    finally:
+        showdown.request("close", battle=handle)
+
+
+def test_pick_is_the_same_on_both_sides():
+    masks = ((np.arange(512)[:, None] >> np.arange(9)) & 1).astype(bool)  # every bool[9]
+    ks = np.random.default_rng(0).integers(0, K.ACTION_CHOICES, size=512)
+    got = np.asarray(jax.jit(jax.vmap(K.pick_jax))(jnp.asarray(ks), jnp.asarray(masks)))
+    want = [K.pick(k, m) for k, m in zip(ks, masks, strict=True)]
+    assert got.tolist() == want
+    # uniform k gives each legal action the same number of k values, for every n
+    for n in range(1, 10):
+        counts = np.bincount([K.pick(k, np.arange(9) < n) for k in range(K.ACTION_CHOICES)])
+        assert (counts == K.ACTION_CHOICES // n).all()
+
+
+def test_unmodelled_state_is_counted(showdown):
+    handle, export = _battle(showdown, seed=5)
+    showdown.request("close", battle=handle)
+    assert K.reference_canonical(export)["unmodelled"] == 0
+    export = json.loads(json.dumps(export))
+    export["sides"][0]["pokemon"][0]["volatiles"]["substitute"] = {"hp": 50}
+    export["sides"][1]["sideConditions"]["spikes"] = {}
+    assert K.reference_canonical(export)["unmodelled"] == 2
+
+
+def _suites(**kw):
+    return port._l2(cases=8, batch=ENVS, legal_fn=LEGAL, **kw), port._l3(ENVS, 4, legal_fn=LEGAL, **kw)
+
+
+def test_verify_sample_through_the_core(tmp_path):
+    """L2 (8 recorded decision points) and L3 (4 whole battles) through ``verify.run``: zero
+    mismatches, the report written with the scope notes."""
+    l2, l3 = _suites()
+    p = dataclasses.replace(port.PORT, l2=[l2], l3=[l3])
+    report = verify.run(p, out_dir=tmp_path, progress=False, levels=["L2", "L3"])
+    assert report["levels"]["L2"] == {"cases": 8, "mismatches": 0}, report["first_divergence"]
+    l3r = report["levels"]["L3"]
+    assert l3r["episodes"] >= 4 and l3r["mismatches"] == 0, report["first_divergence"]
+    notes = [d["note"] for d in report["details"]["L2"] + report["details"]["L3"]]
+    if port.ONLY_SUPPORTED_TEAMS:
+        assert all("FILTERED" in n and "drawn battles kept" in n for n in notes), notes
+    md = (tmp_path / "pokejax" / "verify.md").read_text()
+    assert "| L2 interaction | 8 cases, 0 mismatches |" in md
+
+
+class HpOffByOne(K.JaxCandidate):
+    """A planted bug: after the engine's step, on turn 3 and later, p1's active loses one HP
+    more (as an off-by-one in a damage or residual formula would)."""
+
+    def step(self, actions):
+        out = super().step(actions)
+        team = self.battle.team
+        hit = (self.battle.turn >= 3) & ~self.battle.ended & (team.hp[:, 0, 0] > 1)
+        hp = team.hp.at[:, 0, 0].add(-hit.astype(team.hp.dtype))
+        self.battle = self.battle._replace(team=team._replace(hp=hp))
+        self._rows = None
+        return out
+
+
+def _planted(suite):
+    def make(num_envs=ENVS):  # L2 passes its batch size, L3 nothing
+        return HpOffByOne(num_envs, only_supported=port.ONLY_SUPPORTED_TEAMS, legal_fn=LEGAL)
+
+    return dataclasses.replace(suite, make_candidate=make)
+
+
+def test_planted_divergence_is_caught(tmp_path):
+    l2, l3 = (_planted(s) for s in _suites())
+    res2 = run_l2(l2, cases=8)
+    assert res2.mismatches >= 1 and res2.examples[0]["fields"][0]["field"] == "team.hp"
+    res3 = run_l3(l3, episodes=4, regressions_dir=tmp_path)
+    assert res3.mismatches == 1
+    div = res3.divergences[0]
+    assert div.diffs and div.diffs[0].field == "team.hp", [str(d) for d in div.diffs]
+    assert div.prefix_len is not None and 1 <= div.prefix_len <= div.step + 1
+    saved = json.loads(next(tmp_path.glob("l3-*.json")).read_text())
+    assert saved["shortest_prefix_len"] == div.prefix_len
+    # the shortest prefix reproduces it, one action less does not
+    ref, cand = l3.make_reference(), l3.make_candidate()
+    try:
+        prefix = np.asarray(div.prefix)
+        for actions, diverges in ((prefix, True), (prefix[:-1], False)):
+            ref.reset(div.seed)
+            cand.reset(div.seed)
+            if len(actions):
+                found = diff_states({k: v[-1] for k, v in ref.rollout(actions).items()},
+                                    {k: v[-1] for k, v in cand.rollout(actions).items()})
+                assert bool(found) == diverges
+    finally:
+        ref.close()
+        cand.close()
+
+
+@pytest.mark.slow
+def test_verify_full_scale(tmp_path):
+    """What ``nox -s verify-pokejax`` runs (L2/L3 part), with the stand-in mask if needed."""
+    l2 = port._l2(legal_fn=LEGAL)
+    l3 = port._l3(legal_fn=LEGAL)
+    report = verify.run(dataclasses.replace(port.PORT, l2=[l2], l3=[l3]), out_dir=tmp_path,
+                        progress=False, levels=["L2", "L3"])
+    assert report["levels"]["L2"]["cases"] >= 10_000
+    assert report["levels"]["L3"]["episodes"] >= 1_000
+    assert report["levels"]["L2"]["mismatches"] == 0 and report["levels"]["L3"]["mismatches"] == 0
