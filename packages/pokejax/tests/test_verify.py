@@ -18,11 +18,6 @@ from envport.verify.l3 import run_l3
 from pokejax import backends as K
 from pokejax import port, reference, showdown_battle
 
-try:  # the env's own JAX legal mask; a stand-in until it is written
-    from pokejax.legal import legal_mask as LEGAL
-except ImportError:
-    from legal_standin import legal_mask as LEGAL
-
 ENVS = 4  # one batch size for every candidate here: the engine compiles once per process
 
 
@@ -100,7 +95,7 @@ def test_unmodelled_state_is_counted(showdown):
 
 
 def _suites(**kw):
-    return port._l2(cases=8, batch=ENVS, legal_fn=LEGAL, **kw), port._l3(ENVS, 4, legal_fn=LEGAL, **kw)
+    return port._l2(cases=8, batch=ENVS, **kw), port._l3(ENVS, 4, **kw)
 
 
 def test_verify_sample_through_the_core(tmp_path):
@@ -135,7 +130,7 @@ class HpOffByOne(K.JaxCandidate):
 
 def _planted(suite):
     def make(num_envs=ENVS):  # L2 passes its batch size, L3 nothing
-        return HpOffByOne(num_envs, only_supported=port.ONLY_SUPPORTED_TEAMS, legal_fn=LEGAL)
+        return HpOffByOne(num_envs, only_supported=port.ONLY_SUPPORTED_TEAMS)
 
     return dataclasses.replace(suite, make_candidate=make)
 
@@ -169,9 +164,9 @@ def test_planted_divergence_is_caught(tmp_path):
 
 @pytest.mark.slow
 def test_verify_full_scale(tmp_path):
-    """What ``nox -s verify-pokejax`` runs (L2/L3 part), with the stand-in mask if needed."""
-    l2 = port._l2(legal_fn=LEGAL)
-    l3 = port._l3(legal_fn=LEGAL)
+    """What ``nox -s verify-pokejax`` runs (L2/L3 part)."""
+    l2 = port._l2()
+    l3 = port._l3()
     report = verify.run(dataclasses.replace(port.PORT, l2=[l2], l3=[l3]), out_dir=tmp_path,
                         progress=False, levels=["L2", "L3"])
     assert report["levels"]["L2"]["cases"] >= 10_000

@@ -45,9 +45,17 @@ import numpy as np
 
 from envport.actions import validate_actions
 from envport.backend import Backend, CanonicalState, StepResult
-from envport.errors import EnvportError
 from envport.types import Box, Discrete, EnvSpec
-from pokejax import __version__, choices, data, duel, reference, showdown_battle, showdown_state
+from pokejax import (
+    __version__,
+    choices,
+    data,
+    duel,
+    legal,
+    reference,
+    showdown_battle,
+    showdown_state,
+)
 from pokejax import battle as B
 from pokejax.codec import STATUSES
 from pokejax.showdown import Showdown, ShowdownError
@@ -58,7 +66,6 @@ ACTION_CHOICES = 2520  # lcm(1, ..., 9)
 SLP = STATUSES.index("slp")
 # what the engine state carries of Showdown's volatiles (showdown_state.fighter reads these)
 MODELLED_VOLATILES = frozenset({"confusion", "flinch", "mustrecharge", *duel.SELF_VOLATILES})
-EXTRA_KEYS = ("legal", "unmodelled", "terminated")
 
 SPEC = EnvSpec(
     id="pokejax/gen1randombattle",
@@ -423,15 +430,6 @@ class L2Cases:
 
 
 # -- the candidate ------------------------------------------------------------------------------
-def _import_legal_mask():
-    try:
-        from pokejax.legal import legal_mask  # the env's own mask, written alongside env.py
-    except ImportError as e:
-        raise EnvportError("the candidate picks its actions from pokejax.legal.legal_mask "
-                           f"(battle -> bool[2, 9]), which is not importable: {e}") from None
-    return legal_mask
-
-
 @functools.cache
 def _compiled(step_fn: Callable, legal_fn: Callable):
     """(step, canonical) for a batch, jitted once per (engine step, legal mask) pair and
@@ -468,7 +466,7 @@ class JaxCandidate(Backend):
                  step_fn: Callable | None = None):
         self.spec, self.num_envs = SPEC, int(num_envs)
         self.only_supported = only_supported
-        self.legal_fn = legal_fn or _import_legal_mask()
+        self.legal_fn = legal_fn or legal.legal_mask
         self.step_fn = step_fn or B.step
         self._step, self._canonical = _compiled(self.step_fn, self.legal_fn)
         self.name = f"pokejax {__version__} (jax {jax.__version__}, {jax.default_backend()})"
