@@ -104,16 +104,19 @@ def models_last_damage() -> bool:
 
 @dataclass
 class TeamFilter:
-    """Counts of the battles drawn and kept by ``battle_setups`` (reported in the suite notes)."""
+    """Counts for the suite notes: battles drawn and kept by ``battle_setups``, and the
+    decisions the reference played (L3 env-steps also count the no-op steps of ended battles)."""
 
     drawn: int = 0
     kept: int = 0
+    decisions: int = 0
 
     def summary(self) -> str:
         if not self.drawn:
             return "no battles drawn yet"
+        played = f"; {self.decisions} decisions played by the reference" if self.decisions else ""
         return (f"{self.kept} of {self.drawn} drawn battles kept "
-                f"({100 * self.kept / self.drawn:.1f}%; {self.drawn - self.kept} filtered out)")
+                f"({100 * self.kept / self.drawn:.1f}%; {self.drawn - self.kept} filtered out){played}")
 
 
 @dataclass
@@ -327,6 +330,8 @@ class ShowdownReference(Backend):
             items.append({"battle": self.handles[i], **choose_args(acts)})
             envs.append(i)
         results = self.sd.request("choose_many", items=items) if items else []
+        if self.counts is not None:
+            self.counts.decisions += len(items)
         ended_before = np.array([e["ended"] for e in self.exports])
         for i, item, res in zip(envs, items, results, strict=True):
             if not res["accepted"]:

@@ -48,7 +48,8 @@ def neutral_action(n: int) -> np.ndarray:
 
 def _scope(counts: TeamFilter, only_supported: bool) -> str:
     if not only_supported:
-        return "every gen1randombattle battle (the engine has every random-battle move)"
+        return ("every gen1randombattle battle (the engine has every random-battle move); "
+                f"{counts.summary()}")
     missing = ", ".join(sorted(unsupported_moves()))
     return (f"FILTERED: only battles whose two teams use engine moves (missing: {missing}); "
             f"{counts.summary()}")
