@@ -85,6 +85,14 @@ def move_hit(state: P.PrngState, x: DamageInputs, move_type, sec: Secondary, t: 
              side_has_frozen=False) -> tuple[P.PrngState, Target, jax.Array]:
     """(PRNG state, target after, damage dealt)."""
     state, dmg, _ = damage(state, x)
+    return apply_hit(state, dmg, move_type, sec, t, side_has_frozen)
+
+
+def apply_hit(state: P.PrngState, dmg, move_type, sec: Secondary, t: Target,
+              side_has_frozen=False) -> tuple[P.PrngState, Target, jax.Array]:
+    """``move_hit`` once the hit's damage is known (a multi-hit move's later hits repeat the
+    first hit's damage without drawing): HP loss, then the secondary if the target stands.
+    (PRNG state, target after, damage dealt)."""
     dmg = jnp.minimum(dmg, t.hp)
     t = t._replace(hp=t.hp - dmg)
 

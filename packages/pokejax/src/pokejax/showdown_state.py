@@ -20,20 +20,37 @@ def _species():
     return data.load()["species"]
 
 
-def fighter(mon: dict, last_slot=None) -> Fighter:
-    types = [codec.TYPES.index(t) for t in mon["types"]] + [-1] * (2 - len(mon["types"]))
-    moves = [codec.MOVES.index(m["id"]) for m in mon["moves"]]
-    moves += [-1] * (4 - len(moves))
-    pp = [m["pp"] for m in mon["moves"]] + [0] * (4 - len(mon["moves"]))
+def _move(mid: str) -> int:
+    return codec.MOVES.index(mid) if mid and mid in codec.MOVES else -1
+
+
+def _types(types: list[str]) -> list[int]:
+    return [codec.TYPES.index(t) for t in types] + [-1] * (2 - len(types))
+
+
+def _slots(slots: list[dict]) -> tuple[list[int], list[int]]:
+    return ([codec.MOVES.index(m["id"]) for m in slots] + [-1] * (4 - len(slots)),
+            [m["pp"] for m in slots] + [0] * (4 - len(slots)))
+
+
+def fighter(mon: dict, last_slot=None, side: dict | None = None) -> Fighter:
+    """``side``: the exported side, for the side-level fields (its ``lastSelectedMove``,
+    ``lastEnemySelectedMove``, ``lastEnemyMove``); without it they start empty."""
+    side = side or {}
+    moves, pp = _slots(mon["moves"])
+    base_moves, base_pp = _slots(mon.get("baseMoves", mon["moves"]))
     vols = mon["volatiles"]
+    set_species = mon.get("setSpecies", mon["species"])
+    base_stored = mon.get("baseStoredStats", mon["storedStats"])
+    spe_set = (mon["ivs"]["spe"] + mon["evs"]["spe"] // 4) if "ivs" in mon else 0
     return Fighter(
         hp=jnp.int32(mon["hp"]), maxhp=jnp.int32(mon["maxhp"]),
         status=jnp.int32(codec.STATUSES.index(mon["status"])),
         boosts=jnp.asarray([mon["boosts"][k] for k in BOOSTS], jnp.int32),
         modified=jnp.asarray([mon["modifiedStats"][k] for k in STATS], jnp.int32),
         stored=jnp.asarray([mon["storedStats"][k] for k in STATS], jnp.int32),
-        level=jnp.int32(mon["level"]), types=jnp.asarray(types, jnp.int32),
-        base_spe=jnp.int32(_species()[mon["species"]]["baseStats"]["spe"]),
+        level=jnp.int32(mon["level"]), types=jnp.asarray(_types(mon["types"]), jnp.int32),
+        base_spe=jnp.int32(_species()[set_species]["baseStats"]["spe"]),
         confused=jnp.bool_("confusion" in vols),
         confusion_time=jnp.int32(vols.get("confusion", {}).get("time", 0)),
         flinched=jnp.bool_("flinch" in vols),
@@ -43,7 +60,23 @@ def fighter(mon: dict, last_slot=None) -> Fighter:
         sleep_time=jnp.int32(mon["statusState"].get("time") or 0 if mon["status"] == "slp" else 0),
         speed=jnp.int32(mon.get("speed", mon["modifiedStats"]["spe"])),
         last_slot=jnp.int32(-1 if last_slot is None else last_slot),
-        rest_sleep=jnp.bool_(mon["status"] == "slp" and mon.get("statusSourceSelf", False)))
+        rest_sleep=jnp.bool_(mon["status"] == "slp" and mon.get("statusSourceSelf", False)),
+        species=jnp.int32(codec.SPECIES.index(mon["species"])),
+        base_species=jnp.int32(codec.SPECIES.index(set_species)),
+        base_types=jnp.asarray(_types(_species()[set_species]["types"]), jnp.int32),
+        base_stored=jnp.asarray([base_stored[k] for k in STATS], jnp.int32),
+        base_moves=jnp.asarray(base_moves, jnp.int32), base_pp=jnp.asarray(base_pp, jnp.int32),
+        spe_set=jnp.int32(spe_set), transformed=jnp.bool_(mon.get("transformed", False)),
+        sub_hp=jnp.int32(vols.get("substitute", {}).get("hp", 0)),
+        twoturn=jnp.int32(_move(vols.get("twoturnmove", {}).get("move", ""))),
+        last_move=jnp.int32(_move(mon.get("lastMove", ""))),
+        sel_move=jnp.int32(_move(side.get("lastSelectedMove", ""))),
+        enemy_sel=jnp.int32(_move(side.get("lastEnemySelectedMove", ""))),
+        last_used=jnp.int32(_move(side.get("lastEnemyMove", ""))))
+
+
+def _names(ids) -> list[str]:
+    return [codec.MOVES[int(i)] if int(i) >= 0 else "" for i in ids]
 
 
 def fighter_diff(f: Fighter, mon: dict) -> list[str]:
@@ -51,24 +84,47 @@ def fighter_diff(f: Fighter, mon: dict) -> list[str]:
     bad = []
     if mon["hp"] == 0:  # a fainted Pokémon's status and volatiles are cleared
         return [] if int(f.hp) == 0 else [f"hp: {int(f.hp)} != 0"]
+    vols = mon["volatiles"]
     checks = {
         "hp": (int(f.hp), mon["hp"]),
         "status": (codec.STATUSES[int(f.status)], mon["status"]),
         "boosts": ([int(v) for v in f.boosts], [mon["boosts"][k] for k in BOOSTS]),
         "modified": ([int(v) for v in f.modified], [mon["modifiedStats"][k] for k in STATS]),
+        "stored": ([int(v) for v in f.stored], [mon["storedStats"][k] for k in STATS]),
+        "moves": (_names(f.moves[:len(mon["moves"])]) + _names(f.moves[len(mon["moves"]):]),
+                  [m["id"] for m in mon["moves"]] + [""] * (4 - len(mon["moves"]))),
         "pp": ([int(v) for v in f.pp[:len(mon["moves"])]], [m["pp"] for m in mon["moves"]]),
-        "confused": (bool(f.confused), "confusion" in mon["volatiles"]),
-        "flinched": (bool(f.flinched), "flinch" in mon["volatiles"]),
-        "must_recharge": (bool(f.must_recharge), "mustrecharge" in mon["volatiles"]),
-        "volatiles": ([bool(v) for v in f.volatiles],
-                      [v in mon["volatiles"] for v in SELF_VOLATILES]),
+        "types": ([codec.TYPES[int(v)] for v in f.types if int(v) >= 0], mon["types"]),
+        "species": (codec.SPECIES[int(f.species)], mon["species"]),
+        "transformed": (bool(f.transformed), mon["transformed"]),
+        "last_move": (_names([f.last_move])[0], mon["lastMove"]),
+        "confused": (bool(f.confused), "confusion" in vols),
+        "flinched": (bool(f.flinched), "flinch" in vols),
+        "must_recharge": (bool(f.must_recharge), "mustrecharge" in vols),
+        "volatiles": ([bool(v) for v in f.volatiles], [v in vols for v in SELF_VOLATILES]),
+        "substitute": (int(f.sub_hp), vols.get("substitute", {}).get("hp", 0)),
+        "twoturnmove": (_names([f.twoturn])[0], vols.get("twoturnmove", {}).get("move", "")),
     }
+    if "baseMoves" in mon:
+        checks["base_moves"] = (_names(f.base_moves[:len(mon["baseMoves"])]), [m["id"] for m in mon["baseMoves"]])
+        checks["base_pp"] = ([int(v) for v in f.base_pp[:len(mon["baseMoves"])]], [m["pp"] for m in mon["baseMoves"]])
     if mon["status"] == "slp":
         checks["sleep_time"] = (int(f.sleep_time), mon["statusState"]["time"])
         checks["rest_sleep"] = (bool(f.rest_sleep), mon["statusSourceSelf"])
-    if "confusion" in mon["volatiles"]:
-        checks["confusion_time"] = (int(f.confusion_time), mon["volatiles"]["confusion"]["time"])
+    if "confusion" in vols:
+        checks["confusion_time"] = (int(f.confusion_time), vols["confusion"]["time"])
     for name, (mine, theirs) in checks.items():
         if mine != theirs:
             bad.append(f"{name}: {mine} != {theirs}")
     return bad
+
+
+def side_diff(f: Fighter, side: dict) -> list[str]:
+    """The side-level fields a duel's ``Fighter`` carries (Counter and locked actions read them)."""
+    checks = {
+        "last_slot": (int(f.last_slot), side["lastSelectedMoveSlot"]),
+        "sel_move": (_names([f.sel_move])[0], side["lastSelectedMove"].replace("nomove", "")),
+        "enemy_sel": (_names([f.enemy_sel])[0], side["lastEnemySelectedMove"].replace("nomove", "")),
+        "last_used": (_names([f.last_used])[0], side["lastEnemyMove"]),
+    }
+    return [f"{name}: {mine} != {theirs}" for name, (mine, theirs) in checks.items() if mine != theirs]

@@ -9,6 +9,8 @@ const ps = require(path.resolve(process.argv[2]));
 const battles = new Map();
 let nextBattle = 1;
 
+const toID = text => String(text || '').toLowerCase().replace(/[^a-z0-9]+/g, '');
+
 function toSeed(seed) {
   if (!Array.isArray(seed) || seed.length !== 4) throw new Error(`seed must be 4 uint16, got ${JSON.stringify(seed)}`);
   return seed.map(Number);
@@ -36,6 +38,8 @@ function pokemonState(p) {
     storedStats: p.storedStats, modifiedStats: p.modifiedStats || null, level: p.level, speed: p.speed,
     types: p.getTypes(), transformed: !!p.transformed,
     lastMove: p.lastMove ? p.lastMove.id : '',
+    baseMoves: p.baseMoveSlots.map(m => ({id: m.id, pp: m.pp})), baseStoredStats: p.baseStoredStats,
+    ivs: p.set.ivs, evs: p.set.evs, setSpecies: toID(p.set.species),
   };
 }
 
@@ -47,6 +51,8 @@ function battleState(b) {
       id: s.id, pokemon: s.pokemon.map(pokemonState),
       sideConditions: Object.fromEntries(Object.entries(s.sideConditions).map(([k, v]) => [k, plainState(v)])),
       lastSelectedMoveSlot: s.lastSelectedMoveSlot ?? null, faintedThisTurn: !!s.faintedThisTurn,
+      lastSelectedMove: s.lastSelectedMove || '', lastEnemySelectedMove: s.lastEnemySelectedMove || '',
+      lastMove: s.lastMove ? s.lastMove.id : '', lastEnemyMove: s.lastEnemyMove ? s.lastEnemyMove.id : '',
       request: s.activeRequest || null,
     })),
   };
@@ -116,11 +122,18 @@ const commands = {
     return {sets: team, packed: ps.Teams.pack(team)};
   },
   // trace: record every PRNG draw with the call sites that made it (see drawTrace)
-  start({format, seed, p1team, p2team, trace}) {
+  // pp (optional): {p1: [pp of each move slot of the first Pokémon], p2: [...]} set after the
+  // battle starts (tests reach 0 PP and Struggle without playing dozens of turns)
+  start({format, seed, p1team, p2team, trace, pp}) {
     const b = new ps.Battle({formatid: format, seed: toSeed(seed)});
     if (trace) traceDraws(b);
     b.setPlayer('p1', {name: 'p1', team: p1team});
     b.setPlayer('p2', {name: 'p2', team: p2team});
+    for (const [side, pps] of Object.entries(pp || {})) {
+      const mon = b[side].pokemon[0];
+      pps.forEach((v, i) => { if (mon.baseMoveSlots[i]) mon.baseMoveSlots[i].pp = v; });
+    }
+    if (pp) b.makeRequest();
     const id = nextBattle++;
     battles.set(id, b);
     return {battle: id, state: battleState(b), draws: takeDraws(b)};
