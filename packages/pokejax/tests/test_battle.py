@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 
 from pokejax import battle, choices, reference, showdown_battle
-from pokejax.duel import STANDARD_MOVES
+from pokejax.duel import SUPPORTED_MOVES
 
 FORMAT = reference.FORMAT
 
 
 def _supported(sets) -> bool:
-    return all(m in STANDARD_MOVES for s in sets for m in s["moves"])
+    return all(m in SUPPORTED_MOVES for s in sets for m in s["moves"])
 
 
 def seeded_battles(showdown, seed: int, n: int):

@@ -33,13 +33,15 @@ from pokejax.duel import (
     SLP,
     Field,
     Fighter,
-    move_table,
+    commit,
     new_field,
     switched_out,
     use_move,
 )
 
 FNT = STATUSES.index("fnt")
+# Fighter fields that Showdown keeps on the side (a switch hands them to the incoming record)
+SIDE_FIELDS = ("sel_move", "enemy_sel", "last_used")
 FIRST_SWITCH = 4  # action 4 = "switch 2" (team slot 1)
 ORDER_SWITCH, ORDER_MOVE = 103, 200  # BattleQueue action orders
 
@@ -70,12 +72,36 @@ def _merge(team: Fighter, actives: Fighter) -> Fighter:
     return jax.tree.map(lambda x, a: x.at[:, 0].set(a), team, actives)
 
 
+# Reads and writes at traced indices go through one-hot masks: under vmap, XLA:CPU turns
+# x[i] / x.at[i].set(v) with per-battle i into gathers and scatters that cost far more than
+# the elementwise select over the two (or twelve) records.
+
+def _onehot(shape, *index) -> jax.Array:
+    mask = jnp.bool_(True)
+    for axis, (n, i) in enumerate(zip(shape, index, strict=True)):
+        line = jnp.arange(n) == i
+        mask = mask & line.reshape((1,) * axis + (n,) + (1,) * (len(shape) - axis - 1))
+    return mask
+
+
+def _pick(x: jax.Array, mask: jax.Array) -> jax.Array:
+    m = mask.reshape(mask.shape + (1,) * (x.ndim - mask.ndim))
+    axes = tuple(range(mask.ndim))
+    return jnp.any(x & m, axis=axes) if x.dtype == bool else jnp.sum(jnp.where(m, x, 0), axis=axes)
+
+
+def _place(x: jax.Array, mask: jax.Array, v) -> jax.Array:
+    return jnp.where(mask.reshape(mask.shape + (1,) * (x.ndim - mask.ndim)), v, x)
+
+
 def _get(actives: Fighter, side) -> Fighter:
-    return jax.tree.map(lambda x: x[side], actives)
+    mask = _onehot((2,), side)
+    return jax.tree.map(lambda x: _pick(x, mask), actives)
 
 
 def _put(actives: Fighter, side, f: Fighter) -> Fighter:
-    return jax.tree.map(lambda x, v: x.at[side].set(v), actives, f)
+    mask = _onehot((2,), side)
+    return jax.tree.map(lambda x, v: _place(x, mask, v), actives, f)
 
 
 def _tie_draw(state: P.PrngState, actives: Fighter, go) -> P.PrngState:
@@ -90,21 +116,35 @@ def _locked(f: Fighter) -> jax.Array:
     return (f.status == FRZ) | (f.status == SLP)
 
 
-def _switch(team: Fighter, actives: Fighter, side, slot, go) -> tuple[Fighter, Fighter]:
-    """``switchIn``: the old active is cleared (a fainted one loses its status) and takes team
-    slot ``slot`` (Showdown swaps the two positions), the incoming Pokémon's ``pokemon.speed``
-    refreshes (``insertChoice`` of its ``runSwitch``) and its side's ``lastSelectedMoveSlot``
-    becomes 0 (Gen 1 ``runSwitch``). Nothing changes unless ``go``."""
-    old = _get(actives, side)
-    cleared = switched_out(old)
-    cleared = cleared._replace(status=jnp.where(old.hp <= 0, 0, cleared.status))
-    new = jax.tree.map(lambda x: x[side, slot], team)
-    new = new._replace(speed=new.modified[4], last_slot=jnp.int32(0))
-    team = jax.tree.map(lambda x, c: x.at[side, slot].set(jnp.where(go, c, x[side, slot])), team, cleared)
-    actives = _put(actives, side, P.select(go, new, old))
-    if "last_move" in Fighter._fields:  # Gen 1 runSwitch: lastMove = null for every active
-        actives = actives._replace(last_move=jnp.where(go, -1, actives.last_move))
-    return team, actives
+def _swap_out(team: Fighter, actives: Fighter, slots, go) -> tuple[Fighter, Fighter]:
+    """``switchIn``'s effect on the teams, for both sides at once: each switching side's old
+    active, cleared (a fainted one also loses its status), takes team slot ``slots[side]``
+    (Showdown swaps the two positions). Returns (teams, incoming records); the incoming
+    Pokémon's ``pokemon.speed`` is refreshed (``insertChoice`` of its ``runSwitch``) and its
+    side's ``lastSelectedMoveSlot`` becomes 0 (Gen 1 ``runSwitch``)."""
+    cleared = jax.vmap(switched_out)(actives)
+    cleared = cleared._replace(status=jnp.where(actives.hp <= 0, 0, cleared.status))
+    incoming, sides = [], []
+    for side in (0, 1):
+        mask = _onehot((6,), slots[side])
+        part = jax.tree.map(lambda x, side=side: x[side], team)
+        new = jax.tree.map(lambda x, m=mask: _pick(x, m), part)
+        out = jax.tree.map(lambda x, side=side: x[side], actives)
+        # the side's selections stay with the side, not with the Pokémon
+        incoming.append(new._replace(speed=new.modified[4], last_slot=jnp.int32(0),
+                                     **{k: getattr(out, k) for k in SIDE_FIELDS}))
+        sides.append(jax.tree.map(lambda x, c, m=mask & go[side], side=side: _place(x, m, c[side]),
+                                  part, cleared))
+    stack = lambda a, b: jnp.stack([a, b])  # noqa: E731
+    return jax.tree.map(stack, *sides), jax.tree.map(stack, *incoming)
+
+
+def _switch_in(actives: Fighter, incoming: Fighter, side, go) -> Fighter:
+    """The incoming record becomes ``side``'s active; Gen 1 ``runSwitch`` clears every
+    active's ``lastMove``."""
+    mask = _onehot((2,), side) & go
+    actives = jax.tree.map(lambda x, v: _place(x, mask, v), actives, incoming)
+    return actives._replace(last_move=jnp.where(go, -1, actives.last_move))
 
 
 def _after_switch_in_self(actives: Fighter, side, go) -> Fighter:
@@ -116,19 +156,24 @@ def _after_switch_in_self(actives: Fighter, side, go) -> Fighter:
     return _put(actives, side, f._replace(hp=jnp.where(hurt, f.hp - dmg, f.hp)))
 
 
-def _faints(b: Battle, team: Fighter, actives: Fighter, go) -> tuple[Battle, Fighter, jax.Array]:
+def _bench_left(team: Fighter) -> jax.Array:
+    """bool[2]: the side has a non-fainted Pokémon besides its active."""
+    return jnp.any(team.hp[:, 1:] > 0, axis=1)
+
+
+def _faints(b: Battle, bench_left, actives: Fighter, go) -> tuple[Battle, Fighter, jax.Array]:
     """``faintMessages`` + ``checkFainted`` + ``checkWin`` after an action: fainted actives are
     cleared and marked ``fnt``, the turn stops, sides with Pokémon left must switch.
     Returns (battle without its team, actives, whether anything fainted)."""
-    fainted = (actives.hp <= 0) & go
+    fainted = (actives.hp <= 0) & (actives.status != FNT) & go  # newly fainted
     gone = jax.vmap(switched_out)(actives)._replace(status=jnp.full((2,), FNT, jnp.int32))
     actives = jax.tree.map(
         lambda g, a: jnp.where(fainted.reshape((2,) + (1,) * (a.ndim - 1)), g, a), gone, actives)
-    left = (actives.hp > 0) | jnp.any(team.hp[:, 1:] > 0, axis=1)  # bool[2]: pokemonLeft
+    left = (actives.hp > 0) | bench_left  # bool[2]: pokemonLeft
     any_faint = jnp.any(fainted)
     ended = any_faint & ~jnp.all(left)
     winner = jnp.where(left[0] & ~left[1], 1, jnp.where(left[1] & ~left[0], 2, 0))
-    b = b._replace(forced=jnp.where(any_faint, fainted & left, b.forced),
+    b = b._replace(forced=jnp.where(any_faint, fainted & left & ~ended, b.forced),
                    ended=b.ended | ended, winner=jnp.where(ended, winner, b.winner))
     return b, actives, any_faint
 
@@ -147,106 +192,98 @@ def _queue_first(state, kind, speed, priority):
     return state, jnp.where(tie, r == 1, one_first).astype(jnp.int32)
 
 
-def _clauses(team: Fighter, actives: Fighter, side) -> tuple[jax.Array, jax.Array]:
-    """(Sleep Clause Mod, Freeze Clause Mod) block a new sleep / freeze on ``side``: one of its
-    Pokémon is asleep by a foe's move (not its own Rest) / frozen."""
+def _bench_clauses(team: Fighter) -> jax.Array:
+    """bool[2, 2]: per side, whether a benched Pokémon is asleep by a foe's move (not its own
+    Rest) / frozen — what Sleep / Freeze Clause Mod look for besides the active."""
+    bench = jax.tree.map(lambda x: x[:, 1:], team)
+    asleep = (bench.hp > 0) & (bench.status == SLP) & ~bench.rest_sleep
+    return jnp.stack([jnp.any(asleep, axis=1), jnp.any(bench.status == FRZ, axis=1)], axis=1)
+
+
+def _clauses(bench_clauses, actives: Fighter, side) -> tuple[jax.Array, jax.Array]:
+    """(Sleep Clause Mod, Freeze Clause Mod) block a new sleep / freeze on ``side``."""
     a = _get(actives, side)
-    status = team.status[side].at[0].set(a.status)
-    hp = team.hp[side].at[0].set(a.hp)
-    rest = team.rest_sleep[side].at[0].set(a.rest_sleep)
-    return (jnp.any((hp > 0) & (status == SLP) & ~rest), jnp.any(status == FRZ))
+    asleep = (a.hp > 0) & (a.status == SLP) & ~a.rest_sleep
+    return bench_clauses[side, 0] | asleep, bench_clauses[side, 1] | (a.status == FRZ)
 
 
-def _normal_turn(b: Battle, actions) -> Battle:
-    t = jax.tree.map(jnp.asarray, move_table())
+def _turn(b: Battle, actions) -> Battle:
+    """One decision point: a normal turn, or (when a side is ``forced``) the forced switches
+    that finish the current one. Both are the same queue walk with parts switched off."""
     team, actives = b.team, _split(b.team)
-    switching = actions >= FIRST_SWITCH  # bool[2]
-    slots, prios = [], []
-    for s in (0, 1):
-        f = _get(actives, s)
-        # Gen 1: a frozen or sleeping Pokémon can only "Fight": its queued move is its last
-        # selected one (keeping that move's priority); a recharging one's action is
-        # "recharge" (priority 0); neither updates the side's selection
-        slot = jnp.where(_locked(f), f.last_slot, actions[s])
-        recharging = f.must_recharge & ~_locked(f)
-        f = f._replace(
-            last_slot=jnp.where(recharging | switching[s], f.last_slot, slot),
-            speed=f.modified[4])  # commitChoices: updateSpeed
-        actives = _put(actives, s, f)
-        move = f.moves[jnp.clip(slot, 0, 3)]
-        prios.append(jnp.where(switching[s] | recharging | (slot < 0), 0, t.priority[move]))
-        slots.append(jnp.clip(slot, 0, 3))
-    state, first = _queue_first(b.prng, switching.astype(jnp.int32), actives.speed, jnp.stack(prios))
-    slots = jnp.stack(slots)
-
     live = ~b.ended
-    state = _tie_draw(state, actives, live)  # beforeTurn: eachEvent('BeforeTurn')
-    state = _tie_draw(state, actives, live)  # Update after the beforeTurn action
+    forced_mode = jnp.any(b.forced)
+    normal = live & ~forced_mode
+    switching = jnp.where(forced_mode, b.forced, actions >= FIRST_SWITCH) & live  # bool[2]
+    # commitChoices: updateSpeed (non-fainted actives); Gen 1's locked selections
+    committed, move_slots, prios = [], [], []
+    for s in (0, 1):
+        f = jax.tree.map(lambda x, s=s: x[s], actives)
+        c, slot, priority = commit(f, actions[s])  # Gen 1 locked selections, Struggle
+        moving = normal & ~switching[s]
+        committed.append(P.select(moving, c, f))
+        move_slots.append(slot)
+        prios.append(jnp.where(moving, priority, 0))
+    actives = jax.tree.map(lambda a, b: jnp.stack([a, b]), *committed)
+    move_slots = jnp.stack(move_slots)
+    # updateSpeed of the (non-fainted) actives
+    actives = actives._replace(
+        speed=jnp.where(live & (actives.hp > 0), actives.modified[:, 4], actives.speed))
+    # BattleQueue.sort: switches (order 103) by the outgoing Pokémon's speed, then moves
+    # (order 200) by priority and speed; a tie draws. A forced single switch sorts alone.
+    state, first = _queue_first(b.prng, switching.astype(jnp.int32), actives.modified[:, 4],
+                                jnp.stack(prios))
+    sorting = normal | (switching[0] & switching[1])
+    state = P.select(sorting, state, b.prng)
+    first = jnp.where(sorting, first, jnp.where(switching[0], 0, 1))
+    state = _tie_draw(state, actives, normal)  # beforeTurn: eachEvent('BeforeTurn')
+    state = _tie_draw(state, actives, normal)  # Update after the beforeTurn action
     b = b._replace(prng=state)
 
-    def action(i, carry):
-        b, team, actives, live = carry
-        side = jnp.where(i == 0, first, 1 - first)
-        go_switch = live & switching[side]
-        # switch action, its Update, runSwitch (AfterSwitchInSelf), its Update
-        team, actives = _switch(team, actives, side, actions[side] - FIRST_SWITCH + 1, go_switch)
-        state = _tie_draw(b.prng, actives, go_switch)
-        actives = _after_switch_in_self(actives, side, go_switch)
-        b, actives, fainted = _faints(b._replace(prng=state), team, actives, go_switch)
-        live_after_switch = live & ~fainted
-        state = _tie_draw(b.prng, actives, go_switch & live_after_switch)
-        # move action, then its Update
-        go_move = live & ~switching[side]
-        me, foe = _get(actives, side), _get(actives, 1 - side)
-        state, me, foe, fld = use_move(state, me, foe, slots[side], go_move, b.field,
-                                       _clauses(team, actives, 1 - side))
-        actives = _put(_put(actives, side, me), 1 - side, foe)
-        b, actives, fainted_m = _faints(b._replace(prng=state, field=fld), team, actives, go_move)
-        live_after_move = live & ~fainted_m
-        state = _tie_draw(b.prng, actives, go_move & live_after_move)
-        live = jnp.where(switching[side], live_after_switch, live_after_move)
-        return b._replace(prng=state), team, actives, live
+    # switches run before every move: first the switch phase, then the moves, so the team
+    # slots are not carried through the move loop
+    team, incoming = _swap_out(team, actives, jnp.clip(actions - FIRST_SWITCH + 1, 1, 5), switching)
+    for i in (0, 1):
+        side = first if i == 0 else 1 - first
+        go = live & jnp.where(i == 0, switching[first], switching[1 - first])
+        # switch action, its Update, runSwitch (AfterSwitchInSelf unless it replaces a
+        # fainted Pokémon), its Update
+        actives = _switch_in(actives, incoming, side, go)
+        state = _tie_draw(b.prng, actives, go)
+        actives = _after_switch_in_self(actives, side, go & ~forced_mode)
+        b, actives, fainted = _faints(b._replace(prng=state), _bench_left(team), actives, go)
+        live = live & ~fainted
+        b = b._replace(prng=_tie_draw(b.prng, actives, go & live))
+    bench_left, bench_clauses = _bench_left(team), _bench_clauses(team)
+    live = live & ~forced_mode  # a forced switch ends the turn: no moves, no residual
 
-    b, team, actives, live = jax.lax.fori_loop(0, 2, action, (b, team, actives, live))
+    def action(i, carry):
+        b, actives, live = carry
+        side = jnp.where(i == 0, first, 1 - first)
+        go = live & ~jnp.where(i == 0, switching[first], switching[1 - first])
+        me, foe = _get(actives, side), _get(actives, 1 - side)
+        slot = jnp.where(i == 0, move_slots[first], move_slots[1 - first])
+        state, me, foe, fld = use_move(b.prng, me, foe, slot, go, b.field,
+                                       _clauses(bench_clauses, actives, 1 - side))
+        actives = _put(_put(actives, side, me), 1 - side, foe)
+        b, actives, fainted = _faints(b._replace(prng=state, field=fld), bench_left, actives, go)
+        live = live & ~fainted
+        return b._replace(prng=_tie_draw(b.prng, actives, go & live)), actives, live
+
+    b, actives, live = jax.lax.fori_loop(0, 2, action, (b, actives, live))
     # residual (only when nothing fainted): flinch ends, speeds refresh, then its Update
     actives = actives._replace(flinched=actives.flinched & ~live,
                                speed=jnp.where(live, actives.modified[:, 4], actives.speed))
     state = _tie_draw(b.prng, actives, live)
-    return b._replace(team=_merge(team, actives), prng=state, turn=b.turn + jnp.where(live, 1, 0))
-
-
-def _forced_switch(b: Battle, actions) -> Battle:
-    """Both or one side replaces a fainted active; then the turn ends."""
-    team, actives, forced = b.team, _split(b.team), b.forced
-    # commitChoices: updateSpeed of the (non-fainted) actives
-    actives = actives._replace(speed=jnp.where(actives.hp > 0, actives.modified[:, 4], actives.speed))
-    # two switches sort by the outgoing Pokémon's speed; a tie draws
-    state, first = _queue_first(b.prng, jnp.ones(2, jnp.int32), actives.modified[:, 4],
-                                jnp.zeros(2, jnp.int32))
-    first = jnp.where(forced[0] & forced[1], first, jnp.where(forced[0], 0, 1))
-    state = P.select(forced[0] & forced[1], state, b.prng)
-
-    def action(i, carry):
-        state, team, actives = carry
-        side = jnp.where(i == 0, first, 1 - first)
-        go = forced[side]
-        team, actives = _switch(team, actives, side, actions[side] - FIRST_SWITCH + 1, go)
-        state = _tie_draw(state, actives, go)  # Update after the switch
-        state = _tie_draw(state, actives, go)  # Update after runSwitch (no AfterSwitchInSelf)
-        return state, team, actives
-
-    state, team, actives = jax.lax.fori_loop(0, 2, action, (state, team, actives))
-    return b._replace(team=_merge(team, actives), prng=state, forced=jnp.zeros(2, bool),
-                      turn=b.turn + 1)
+    ends_turn = live | (forced_mode & ~b.ended)
+    return b._replace(team=_merge(team, actives), prng=state, turn=b.turn + ends_turn,
+                      forced=b.forced & ~forced_mode)
 
 
 def step(b: Battle, actions: jax.Array) -> Battle:
-    """One decision point: ``actions`` int32[2] (0-3 move slot, 4-8 switch to slot 1-5)."""
-    actions = jnp.asarray(actions, jnp.int32)
-    normal = _normal_turn(b, actions)
-    forced = _forced_switch(b, actions)
-    nxt = P.select(jnp.any(b.forced), forced, normal)
-    return P.select(b.ended, b, nxt)
+    """One decision point: ``actions`` int32[2] (0-3 move slot, 4-8 switch to slot 1-5; the
+    action of a side with nothing to choose is ignored). An ended battle stays as it is."""
+    return _turn(b, jnp.asarray(actions, jnp.int32))
 
 
 def new_battle(team: Fighter, state: P.PrngState, turn=1) -> Battle:
