@@ -135,3 +135,11 @@ def test_struggle_duels_match_showdown(showdown, pool):
                                       pp=lambda rng: rng.integers(0, 3, 4).tolist())
     print(turns, endings, sorted(seen))
     assert turns > 20 and endings > 2 and "struggle" in seen
+
+
+@pytest.mark.slow
+def test_many_duels_match_showdown(showdown, pool):
+    turns, endings, seen = play_duels(showdown, pool, n=400, seed=11)
+    print(turns, endings, sorted(seen))
+    assert turns > 2000 and endings > 300
+    assert {"substitute broken", "transformed", "mimicked", "mirrored", "twoturnmove", "countered", "tie"} <= seen
