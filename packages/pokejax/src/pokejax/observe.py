@@ -64,6 +64,9 @@ FIELD = 4
 LAYOUT = (("me", 6 * MON), ("foe", 6 * MON), ("me_active", ACTIVE), ("foe_active", ACTIVE),
           ("field", FIELD))
 OBS_SIZE = sum(n for _, n in LAYOUT)
+# scaling by constants is written as a multiplication: XLA rewrites x / c as x * (1/c) under
+# jit, which can differ in the last bit from the eager division (jit == no-jit is checked)
+_CENT, _SIXTH, _MILLI = np.float32(0.01), np.float32(1 / 6), np.float32(0.001)
 
 
 class Revealed(NamedTuple):
@@ -149,7 +152,7 @@ def _mon_features(team, side, species, known, moves_known, exact: bool) -> jax.A
     """float32[6, MON] for ``side``'s Pokémon; ``known``/``moves_known`` mask what is shown."""
     move_static, base = (jnp.asarray(x) for x in _tables())
     f = jax.tree.map(lambda x: x[side], team)
-    hp = jnp.where(exact, f.hp / jnp.maximum(f.maxhp, 1), hp_percent(f.hp, f.maxhp) / 100.0)
+    hp = jnp.where(exact, f.hp / jnp.maximum(f.maxhp, 1), hp_percent(f.hp, f.maxhp) * _CENT)
     status = jax.nn.one_hot(jnp.where(f.hp > 0, f.status, 0), N_STATUS)
     types = jnp.sum(jax.nn.one_hot(f.types, N_TYPES), axis=-2)  # -1 -> zeros
     mk = moves_known & (f.moves >= 0)
@@ -159,7 +162,7 @@ def _mon_features(team, side, species, known, moves_known, exact: bool) -> jax.A
     per_move = per_move * mk[..., None]
     slot = jnp.arange(6)
     cols = [known[:, None], (slot == 0)[:, None], (f.hp <= 0)[:, None], hp[:, None], status,
-            (f.level / 100.0)[:, None], jax.nn.one_hot(species, N_SPECIES), types,
+            (f.level * _CENT)[:, None], jax.nn.one_hot(species, N_SPECIES), types,
             base[species], per_move.reshape(6, 4 * MOVE)]
     out = jnp.concatenate([jnp.asarray(c, jnp.float32) for c in cols], -1)
     return out * known[:, None]
@@ -168,7 +171,7 @@ def _mon_features(team, side, species, known, moves_known, exact: bool) -> jax.A
 def _active_features(team, side) -> jax.Array:
     f = jax.tree.map(lambda x: x[side, 0], team)
     live = f.hp > 0
-    cols = [f.boosts / 6.0, f.confused[None], f.must_recharge[None], f.volatiles]
+    cols = [f.boosts * _SIXTH, f.confused[None], f.must_recharge[None], f.volatiles]
     return jnp.concatenate([jnp.asarray(c, jnp.float32).reshape(-1) for c in cols]) * live
 
 
@@ -179,7 +182,7 @@ def observe(b: Battle, rev: Revealed, player) -> Observation:
     mine = _mon_features(b.team, player, rev.species[player], jnp.ones(6, bool),
                          jnp.ones((6, 4), bool), True)
     theirs = _mon_features(b.team, foe, rev.species[foe], rev.seen[foe], rev.moves_seen[foe], False)
-    field = jnp.stack([b.forced[player], b.forced[foe], b.ended, jnp.minimum(b.turn / 1000.0, 1.0)]).astype(jnp.float32)
+    field = jnp.stack([b.forced[player], b.forced[foe], b.ended, jnp.minimum(b.turn * _MILLI, 1.0)]).astype(jnp.float32)
     features = jnp.concatenate([mine.reshape(-1), theirs.reshape(-1), _active_features(b.team, player),
                                 _active_features(b.team, foe), field])
     foe_moves_known = rev.moves_seen[foe] & rev.seen[foe][:, None]
