@@ -243,17 +243,26 @@ def _turn(b: Battle, actions) -> Battle:
     # switches run before every move: first the switch phase, then the moves, so the team
     # slots are not carried through the move loop
     team, incoming = _swap_out(team, actives, jnp.clip(actions - FIRST_SWITCH + 1, 1, 5), switching)
+    # A forced switch is an ``instaswitch`` (order 3): when both sides replace a fainted
+    # Pokémon, both switch in before either ``runSwitch`` (order 101) runs, the first one
+    # without an Update (the queue's next action is an instaswitch); inserting the second
+    # ``runSwitch`` next to the first draws on a speed tie; each ``runSwitch`` then has its
+    # Update. Otherwise: switch, its Update, runSwitch (AfterSwitchInSelf unless it replaces
+    # a fainted Pokémon), its Update.
+    both = forced_mode & switching[0] & switching[1]
     for i in (0, 1):
         side = first if i == 0 else 1 - first
         go = live & jnp.where(i == 0, switching[first], switching[1 - first])
-        # switch action, its Update, runSwitch (AfterSwitchInSelf unless it replaces a
-        # fainted Pokémon), its Update
+        quiet = both & (i == 0)
         actives = _switch_in(actives, incoming, side, go)
-        state = _tie_draw(b.prng, actives, go)
+        state = _tie_draw(b.prng, actives, go & both & (i == 1))  # insertChoice(runSwitch)
+        state = _tie_draw(state, actives, go & ~quiet)
         actives = _after_switch_in_self(actives, side, go & ~forced_mode)
         b, actives, fainted = _faints(b._replace(prng=state), _bench_left(team), actives, go)
         live = live & ~fainted
-        b = b._replace(prng=_tie_draw(b.prng, actives, go & live))
+        state = _tie_draw(b.prng, actives, go & live & ~quiet)
+        state = _tie_draw(state, actives, go & both & (i == 1))  # the other runSwitch's Update
+        b = b._replace(prng=state)
     bench_left, bench_clauses = _bench_left(team), _bench_clauses(team)
     live = live & ~forced_mode  # a forced switch ends the turn: no moves, no residual
 
