@@ -411,7 +411,12 @@ def use_move(state, me: Fighter, foe: Fighter, slot, active, field: Field, foe_c
     t = _tables()
     charging = me.twoturn >= 0
     struggling = ~charging & no_pp(me)
-    move = jnp.where(charging, me.twoturn, jnp.where(struggling, STRUGGLE, me.moves[slot]))
+    # the action's move is the side's lastSelectedMove (``commit``): for a Pokémon locked
+    # by freeze or sleep that is whatever the side selected last — possibly its previous
+    # active's move — and it is used if the Pokémon thaws before its action; the PP is paid
+    # at the side's lastSelectedMoveSlot (``slot``)
+    chosen = jnp.where(me.sel_move >= 0, me.sel_move, me.moves[slot])
+    move = jnp.where(charging, me.twoturn, jnp.where(struggling, STRUGGLE, chosen))
     move = jnp.maximum(move, 0)
     last_damage = field.last_damage
 
