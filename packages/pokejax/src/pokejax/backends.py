@@ -23,7 +23,7 @@ under its path (``team.hp`` [2, 6], ``prng.hi``, ``turn``, ``forced``, ``ended``
 
 - ``legal`` bool[2, 9]: the legal masks;
 - ``unmodelled`` int32: how many things the export holds that the engine does not model
-  (volatiles outside ``MODELLED_VOLATILES``, side conditions, a transformed Pokémon); the
+  (volatiles outside ``MODELLED_VOLATILES``, side conditions); the
   candidate's is 0 by definition, so the loader can never hide such a difference;
 - ``terminated`` bool: the battle ended on this step.
 
@@ -35,7 +35,6 @@ seed until every env ended once.
 from __future__ import annotations
 
 import functools
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -54,7 +53,6 @@ from pokejax import (
     legal,
     reference,
     showdown_battle,
-    showdown_state,
 )
 from pokejax import battle as B
 from pokejax.codec import STATUSES
@@ -65,7 +63,8 @@ NUM_ACTIONS = choices.NUM_ACTIONS
 ACTION_CHOICES = 2520  # lcm(1, ..., 9)
 SLP = STATUSES.index("slp")
 # what the engine state carries of Showdown's volatiles (showdown_state.fighter reads these)
-MODELLED_VOLATILES = frozenset({"confusion", "flinch", "mustrecharge", *duel.SELF_VOLATILES})
+MODELLED_VOLATILES = frozenset({"confusion", "flinch", "mustrecharge", "substitute", "twoturnmove",
+                                *duel.SELF_VOLATILES})
 
 SPEC = EnvSpec(
     id="pokejax/gen1randombattle",
@@ -89,7 +88,7 @@ def random_battle_moves() -> frozenset[str]:
 
 
 def engine_moves() -> frozenset[str]:
-    return frozenset(duel.STANDARD_MOVES)
+    return frozenset(duel.SUPPORTED_MOVES)
 
 
 def unsupported_moves() -> frozenset[str]:
@@ -202,7 +201,8 @@ def flatten(b: B.Battle) -> dict:
 def normalize(flat: dict, xp=np) -> dict:
     """Project one battle's fields (no batch axis) onto what Showdown's export determines.
 
-    - ``team.last_slot``: only the active's is Showdown's (``side.lastSelectedMoveSlot``);
+    - ``team.last_slot`` and the side-level selections (``battle.SIDE_FIELDS``): only the
+      active record carries its side's (``side.lastSelectedMoveSlot``, ...);
       the engine keeps a stale value on benched Pokémon, the loader writes -1.
     - ``team.sleep_time``, ``team.rest_sleep``: only meaningful while asleep;
       ``team.confusion_time`` only while confused (the engine keeps the last values).
@@ -215,9 +215,9 @@ def normalize(flat: dict, xp=np) -> dict:
     out = dict(flat)
     team = {k: v for k, v in out.items() if k.startswith("team.")}
     status = team["team.status"]
-    if "team.last_slot" in team:
-        v = out["team.last_slot"]
-        out["team.last_slot"] = xp.where(xp.arange(v.shape[1]) == 0, v, xp.full_like(v, -1))
+    for name in ("team.last_slot", *(f"team.{k}" for k in B.SIDE_FIELDS)):
+        v = out[name]
+        out[name] = xp.where(xp.arange(v.shape[1]) == 0, v, xp.full_like(v, -1))
     asleep = status == SLP
     for name in ("team.sleep_time", "team.rest_sleep"):
         if name in out:
@@ -242,31 +242,14 @@ def unmodelled(export: dict) -> int:
         n += len(side.get("sideConditions") or {})
         for mon in side["pokemon"]:
             n += sum(v not in MODELLED_VOLATILES for v in mon["volatiles"])
-            n += bool(mon.get("transformed"))
     return n
 
 
-_LOAD_LOCK = threading.Lock()
-
-
-def load_numpy(export: dict) -> B.Battle:
-    """``showdown_battle.load`` with numpy leaves, ~40x faster (the loader only builds arrays
-    from Python values; with ``jnp`` each of its ~250 small arrays is a device dispatch). The
-    loader's modules see ``numpy`` as ``jnp`` for the duration of the call; a test checks the
-    result equals ``showdown_battle.load`` leaf for leaf, dtypes included."""
-    with _LOAD_LOCK:
-        saved = showdown_state.jnp, showdown_battle.jnp
-        showdown_state.jnp = showdown_battle.jnp = np
-        try:
-            b = showdown_battle.load(export)
-        finally:
-            showdown_state.jnp, showdown_battle.jnp = saved
-    return jax.tree.map(np.asarray, b)
 
 
 def reference_canonical(export: dict) -> dict:
     """One env's canonical state from Showdown's exported battle (no batch axis)."""
-    out = normalize(flatten(load_numpy(export)), np)
+    out = normalize(flatten(showdown_battle.load(export)), np)
     out = {k: np.asarray(v) for k, v in out.items()}
     out["legal"] = np.stack([choices.legal_mask(s["request"]) for s in export["sides"]])
     out["unmodelled"] = np.int32(unmodelled(export))
@@ -492,7 +475,7 @@ class JaxCandidate(Backend):
         for setup in setups:
             handle, export = start(sd, setup)
             sd.request("close", battle=handle)
-            out.append(load_numpy(export))
+            out.append(showdown_battle.load(export))
         return out
 
     def template(self) -> B.Battle:

@@ -7,7 +7,7 @@ an exported Pokémon disagree (what L2 and L3 report). Both grow with ``duel.Fig
 
 from __future__ import annotations
 
-import jax.numpy as jnp
+import numpy as np
 
 from pokejax import codec, data
 from pokejax.boosts import BOOSTS
@@ -44,35 +44,35 @@ def fighter(mon: dict, last_slot=None, side: dict | None = None) -> Fighter:
     base_stored = mon.get("baseStoredStats", mon["storedStats"])
     spe_set = (mon["ivs"]["spe"] + mon["evs"]["spe"] // 4) if "ivs" in mon else 0
     return Fighter(
-        hp=jnp.int32(mon["hp"]), maxhp=jnp.int32(mon["maxhp"]),
-        status=jnp.int32(codec.STATUSES.index(mon["status"])),
-        boosts=jnp.asarray([mon["boosts"][k] for k in BOOSTS], jnp.int32),
-        modified=jnp.asarray([mon["modifiedStats"][k] for k in STATS], jnp.int32),
-        stored=jnp.asarray([mon["storedStats"][k] for k in STATS], jnp.int32),
-        level=jnp.int32(mon["level"]), types=jnp.asarray(_types(mon["types"]), jnp.int32),
-        base_spe=jnp.int32(_species()[set_species]["baseStats"]["spe"]),
-        confused=jnp.bool_("confusion" in vols),
-        confusion_time=jnp.int32(vols.get("confusion", {}).get("time", 0)),
-        flinched=jnp.bool_("flinch" in vols),
-        must_recharge=jnp.bool_("mustrecharge" in vols),
-        moves=jnp.asarray(moves, jnp.int32), pp=jnp.asarray(pp, jnp.int32),
-        volatiles=jnp.asarray([v in vols for v in SELF_VOLATILES]),
-        sleep_time=jnp.int32(mon["statusState"].get("time") or 0 if mon["status"] == "slp" else 0),
-        speed=jnp.int32(mon.get("speed", mon["modifiedStats"]["spe"])),
-        last_slot=jnp.int32(-1 if last_slot is None else last_slot),
-        rest_sleep=jnp.bool_(mon["status"] == "slp" and mon.get("statusSourceSelf", False)),
-        species=jnp.int32(codec.SPECIES.index(mon["species"])),
-        base_species=jnp.int32(codec.SPECIES.index(set_species)),
-        base_types=jnp.asarray(_types(_species()[set_species]["types"]), jnp.int32),
-        base_stored=jnp.asarray([base_stored[k] for k in STATS], jnp.int32),
-        base_moves=jnp.asarray(base_moves, jnp.int32), base_pp=jnp.asarray(base_pp, jnp.int32),
-        spe_set=jnp.int32(spe_set), transformed=jnp.bool_(mon.get("transformed", False)),
-        sub_hp=jnp.int32(vols.get("substitute", {}).get("hp", 0)),
-        twoturn=jnp.int32(_move(vols.get("twoturnmove", {}).get("move", ""))),
-        last_move=jnp.int32(_move(mon.get("lastMove", ""))),
-        sel_move=jnp.int32(_move(side.get("lastSelectedMove", ""))),
-        enemy_sel=jnp.int32(_move(side.get("lastEnemySelectedMove", ""))),
-        last_used=jnp.int32(_move(side.get("lastEnemyMove", ""))))
+        hp=np.int32(mon["hp"]), maxhp=np.int32(mon["maxhp"]),
+        status=np.int32(codec.STATUSES.index(mon["status"])),
+        boosts=np.asarray([mon["boosts"][k] for k in BOOSTS], np.int32),
+        modified=np.asarray([mon["modifiedStats"][k] for k in STATS], np.int32),
+        stored=np.asarray([mon["storedStats"][k] for k in STATS], np.int32),
+        level=np.int32(mon["level"]), types=np.asarray(_types(mon["types"]), np.int32),
+        base_spe=np.int32(_species()[set_species]["baseStats"]["spe"]),
+        confused=np.bool_("confusion" in vols),
+        confusion_time=np.int32(vols.get("confusion", {}).get("time", 0)),
+        flinched=np.bool_("flinch" in vols),
+        must_recharge=np.bool_("mustrecharge" in vols),
+        moves=np.asarray(moves, np.int32), pp=np.asarray(pp, np.int32),
+        volatiles=np.asarray([v in vols for v in SELF_VOLATILES]),
+        sleep_time=np.int32(mon["statusState"].get("time") or 0 if mon["status"] == "slp" else 0),
+        speed=np.int32(mon.get("speed", mon["modifiedStats"]["spe"])),
+        last_slot=np.int32(-1 if last_slot is None else last_slot),
+        rest_sleep=np.bool_(mon["status"] == "slp" and mon.get("statusSourceSelf", False)),
+        species=np.int32(codec.SPECIES.index(mon["species"])),
+        base_species=np.int32(codec.SPECIES.index(set_species)),
+        base_types=np.asarray(_types(_species()[set_species]["types"]), np.int32),
+        base_stored=np.asarray([base_stored[k] for k in STATS], np.int32),
+        base_moves=np.asarray(base_moves, np.int32), base_pp=np.asarray(base_pp, np.int32),
+        spe_set=np.int32(spe_set), transformed=np.bool_(mon.get("transformed", False)),
+        sub_hp=np.int32(vols.get("substitute", {}).get("hp", 0)),
+        twoturn=np.int32(_move(vols.get("twoturnmove", {}).get("move", ""))),
+        last_move=np.int32(_move(mon.get("lastMove", ""))),
+        sel_move=np.int32(_move(side.get("lastSelectedMove", ""))),
+        enemy_sel=np.int32(_move(side.get("lastEnemySelectedMove", ""))),
+        last_used=np.int32(_move(side.get("lastEnemyMove", ""))))
 
 
 def _names(ids) -> list[str]:
