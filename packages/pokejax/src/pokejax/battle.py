@@ -116,27 +116,32 @@ def _locked(f: Fighter) -> jax.Array:
     return (f.status == FRZ) | (f.status == SLP)
 
 
-def _swap_out(team: Fighter, actives: Fighter, slots, go) -> tuple[Fighter, Fighter]:
-    """``switchIn``'s effect on the teams, for both sides at once: each switching side's old
-    active, cleared (a fainted one also loses its status), takes team slot ``slots[side]``
-    (Showdown swaps the two positions). Returns (teams, incoming records); the incoming
-    Pokémon's ``pokemon.speed`` is refreshed (``insertChoice`` of its ``runSwitch``) and its
-    side's ``lastSelectedMoveSlot`` becomes 0 (Gen 1 ``runSwitch``)."""
-    cleared = jax.vmap(switched_out)(actives)
-    cleared = cleared._replace(status=jnp.where(actives.hp <= 0, 0, cleared.status))
-    incoming, sides = [], []
+def _incoming(team: Fighter, actives: Fighter, slots) -> Fighter:
+    """The records each side would switch in from team slot ``slots[side]``: ``pokemon.speed``
+    refreshed (``insertChoice`` of its ``runSwitch``), the side's ``lastSelectedMoveSlot`` 0
+    (Gen 1 ``runSwitch``) and the side's selections handed over (they belong to the side)."""
+    out = []
     for side in (0, 1):
         mask = _onehot((6,), slots[side])
-        part = jax.tree.map(lambda x, side=side: x[side], team)
-        new = jax.tree.map(lambda x, m=mask: _pick(x, m), part)
-        out = jax.tree.map(lambda x, side=side: x[side], actives)
-        # the side's selections stay with the side, not with the Pokémon
-        incoming.append(new._replace(speed=new.modified[4], last_slot=jnp.int32(0),
-                                     **{k: getattr(out, k) for k in SIDE_FIELDS}))
-        sides.append(jax.tree.map(lambda x, c, m=mask & go[side], side=side: _place(x, m, c[side]),
-                                  part, cleared))
-    stack = lambda a, b: jnp.stack([a, b])  # noqa: E731
-    return jax.tree.map(stack, *sides), jax.tree.map(stack, *incoming)
+        new = jax.tree.map(lambda x, m=mask, side=side: _pick(x[side], m), team)
+        old = jax.tree.map(lambda x, side=side: x[side], actives)
+        out.append(new._replace(speed=new.modified[4], last_slot=jnp.int32(0),
+                                **{k: getattr(old, k) for k in SIDE_FIELDS}))
+    return jax.tree.map(lambda a, b: jnp.stack([a, b]), *out)
+
+
+def _swap_out(team: Fighter, outgoing: Fighter, slots, switched) -> Fighter:
+    """``switchIn``'s effect on the teams: each side that ``switched`` puts its old active,
+    cleared (a fainted one also loses its status), in team slot ``slots[side]`` (Showdown
+    swaps the two positions; the incoming record is the new active)."""
+    cleared = jax.vmap(switched_out)(outgoing)
+    cleared = cleared._replace(status=jnp.where(outgoing.hp <= 0, 0, cleared.status))
+    sides = []
+    for side in (0, 1):
+        mask = _onehot((6,), slots[side]) & switched[side]
+        sides.append(jax.tree.map(lambda x, c, m=mask, side=side: _place(x[side], m, c[side]),
+                                  team, cleared))
+    return jax.tree.map(lambda a, b: jnp.stack([a, b]), *sides)
 
 
 def _switch_in(actives: Fighter, incoming: Fighter, side, go) -> Fighter:
@@ -242,7 +247,9 @@ def _turn(b: Battle, actions) -> Battle:
 
     # switches run before every move: first the switch phase, then the moves, so the team
     # slots are not carried through the move loop
-    team, incoming = _swap_out(team, actives, jnp.clip(actions - FIRST_SWITCH + 1, 1, 5), switching)
+    switch_slots = jnp.clip(actions - FIRST_SWITCH + 1, 1, 5)
+    incoming, outgoing = _incoming(team, actives, switch_slots), actives
+    switched = jnp.zeros(2, bool)
     # A forced switch is an ``instaswitch`` (order 3): when both sides replace a fainted
     # Pokémon, both switch in before either ``runSwitch`` (order 101) runs, the first one
     # without an Update (the queue's next action is an instaswitch); inserting the second
@@ -255,14 +262,21 @@ def _turn(b: Battle, actions) -> Battle:
         go = live & jnp.where(i == 0, switching[first], switching[1 - first])
         quiet = both & (i == 0)
         actives = _switch_in(actives, incoming, side, go)
+        switched = switched | (_onehot((2,), side) & go)
         state = _tie_draw(b.prng, actives, go & both & (i == 1))  # insertChoice(runSwitch)
         state = _tie_draw(state, actives, go & ~quiet)
         actives = _after_switch_in_self(actives, side, go & ~forced_mode)
-        b, actives, fainted = _faints(b._replace(prng=state), _bench_left(team), actives, go)
+        # pokemonLeft: the bench as it is once the switches so far are done
+        swapped = (jnp.arange(6) == switch_slots[:, None]) & switched[:, None]
+        bench_hp = jnp.where(swapped, outgoing.hp[:, None], team.hp)[:, 1:]
+        b, actives, fainted = _faints(b._replace(prng=state), jnp.any(bench_hp > 0, axis=1), actives, go)
         live = live & ~fainted
         state = _tie_draw(b.prng, actives, go & live & ~quiet)
         state = _tie_draw(state, actives, go & both & (i == 1))  # the other runSwitch's Update
         b = b._replace(prng=state)
+    # a faint in the switch phase (AfterSwitchInSelf) cancels the rest of the queue, so the
+    # teams change only for the sides that did switch
+    team = _swap_out(team, outgoing, switch_slots, switched)
     bench_left, bench_clauses = _bench_left(team), _bench_clauses(team)
     live = live & ~forced_mode  # a forced switch ends the turn: no moves, no residual
 
