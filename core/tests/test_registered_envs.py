@@ -11,7 +11,8 @@ def _targets():
     out = []
     for name in sorted(registry.available()):
         port = registry.get(name)
-        out += [pytest.param(t, id=f"{name}: {t.name}") for t in port.l1]
+        out += [pytest.param(t, id=f"{name}: {t.name}", marks=[pytest.mark.slow] if t.slow else [])
+                for t in port.l1]
     return out
 
 

@@ -31,6 +31,9 @@ class L1Target:
     name: str
     make_env: Callable[[], Env]
     sample_action: Callable[[np.random.Generator], Any]
+    # minutes rather than seconds (e.g. a long jit compile): the generic smoke test runs it
+    # only with the slow tests; ``envport verify`` always runs it
+    slow: bool = False
 
 
 @dataclass
