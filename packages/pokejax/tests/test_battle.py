@@ -3,6 +3,9 @@ switching, faints, forced switches), random legal choices, and after every decis
 battle equals Showdown's exported battle (every Pokémon of both teams, PRNG seed, turn,
 forced switches, winner)."""
 
+import json
+from pathlib import Path
+
 import jax
 import numpy as np
 import pytest
@@ -77,3 +80,30 @@ def test_battles_match_showdown(showdown):
 def test_many_battles_match_showdown(showdown):
     stats = play_battles(showdown, n=300, seed=21)
     assert stats["ended"] == 300, stats
+
+
+REGRESSIONS = Path(__file__).parent / "regressions" / "battles.json"
+
+
+@pytest.mark.parametrize("entry", json.loads(REGRESSIONS.read_text()), ids=lambda e: e["why"][:40])
+def test_regression_battles(showdown, entry):
+    """Battles where the whole-battle L3 once diverged (``tools/pokejax_regressions.py``
+    regenerates the file): replayed with their recorded choices, equal at every decision."""
+    seeds = entry["seeds"]
+    p1, p2 = (showdown.request("team", format=FORMAT, seed=seeds[p])["packed"] for p in ("p1", "p2"))
+    started = showdown.request("start", format=FORMAT, seed=seeds["battle"], p1team=p1, p2team=p2)
+    handle, state = started["battle"], started["state"]
+    b = showdown_battle.load(state)
+    try:
+        for acts in entry["actions"]:
+            res = showdown.request(
+                "choose", battle=handle,
+                p1=None if acts[0] is None else choices.choice_string(acts[0]),
+                p2=None if acts[1] is None else choices.choice_string(acts[1]))
+            assert res["accepted"], res
+            b = _step(b, np.asarray([-1 if a is None else a for a in acts], np.int32))
+            assert not showdown_battle.diff(b, res["state"]), (entry["why"], state["turn"], acts)
+            state = res["state"]
+    finally:
+        showdown.request("close", battle=handle)
+    assert state["ended"] and state["turn"] == entry["turns"]
