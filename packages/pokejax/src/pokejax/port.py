@@ -18,7 +18,7 @@ from functools import partial
 import jax
 import numpy as np
 
-from envport.registry import EnvPort, L1Target, L2Suite, L3Suite
+from envport.registry import BenchTarget, EnvPort, L1Target, L2Suite, L3Suite
 from envport.wrappers import AutoResetWrapper
 from pokejax import __version__, install
 from pokejax.backends import (
@@ -110,6 +110,19 @@ def _l3(num_envs: int = L3_ENVS, episodes: int = L3_BATTLES,
     )
 
 
+def _bench(name: str = "gen1randombattle, random legal play") -> BenchTarget:
+    """Turns (decision points) per second; see ``pokejax/bench.py`` for both sides."""
+    from pokejax import bench
+
+    return BenchTarget(
+        name=name,
+        reference_stepper=bench.reference_stepper,
+        candidate_rollout=bench.candidate_rollout,
+        sample_actions=sample_actions,
+        how_actions=bench.HOW_ACTIONS,
+    )
+
+
 PORT = EnvPort(
     name="pokejax",
     reference=f"pokemon-showdown {install.SHOWDOWN_VERSION} (npm), gen1randombattle",
@@ -120,6 +133,7 @@ PORT = EnvPort(
     l1=_l1_targets(),
     l2=[_l2()],
     l3=[_l3()],
+    bench=[_bench()],
     notes={"status": "engine covers every gen1randombattle move; heuristic-vs-random TOST and "
                      "the bench are tracked in docs/pokejax.md"},
 )
