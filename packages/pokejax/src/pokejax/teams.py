@@ -288,24 +288,48 @@ def sample_team(key: jax.Array) -> Team:
 
 
 # -- Showdown set dicts ---------------------------------------------------------------------------
+class TeamError(ValueError):
+    """A team the Gen 1 engine cannot hold (wrong size, unknown species or move, bad level)."""
+
+
+def _check_set(i: int, s: dict[str, Any], si: dict, mi: dict) -> None:
+    where = f"set {i + 1} ({s.get('species', '?')})"
+    if to_id(str(s.get("species", ""))) not in si:
+        raise TeamError(f"{where}: unknown Gen 1 species {s.get('species')!r}")
+    moves = s.get("moves") or []
+    if not 1 <= len(moves) <= MAX_MOVES:
+        raise TeamError(f"{where}: a Pokémon has 1 to {MAX_MOVES} moves, got {len(moves)}")
+    unknown = [m for m in moves if to_id(m) not in mi]
+    if unknown:
+        raise TeamError(f"{where}: unknown Gen 1 move(s) {unknown}")
+    level = s.get("level") or 100
+    if not (isinstance(level, int) and 1 <= level <= 100):
+        raise TeamError(f"{where}: level must be an integer in 1..100, got {level!r}")
+    for key, top in (("evs", 255), ("ivs", 31)):  # the ranges Showdown sets use
+        values = (s.get(key) or {}).values()
+        if any(not isinstance(v, int) or not 0 <= v <= top for v in values):
+            raise TeamError(f"{where}: {key} must be integers in 0..{top}, got {s.get(key)}")
+
+
 def encode_sets(sets: list[dict[str, Any]]) -> Team:
-    """Showdown's set dicts (the ``team`` driver command's ``sets``) as a ``Team``."""
+    """Showdown's set dicts (the ``team`` driver command's ``sets``) as a ``Team``; a set the
+    engine cannot hold raises ``TeamError`` naming the set and the problem."""
     t = tables()
     si = {s: i for i, s in enumerate(t.species_ids)}
     mi = {m: i for i, m in enumerate(t.move_ids)}
     if len(sets) != TEAM_SIZE:
-        raise ValueError(f"a team has {TEAM_SIZE} sets, got {len(sets)}")
+        raise TeamError(f"a team has {TEAM_SIZE} sets, got {len(sets)}")
+    for i, s in enumerate(sets):
+        _check_set(i, s, si, mi)
     moves = np.full((TEAM_SIZE, MAX_MOVES), -1, np.int32)
     for i, s in enumerate(sets):
-        if len(s["moves"]) > MAX_MOVES:
-            raise ValueError(f"{s['species']} has more than {MAX_MOVES} moves")
         moves[i, : len(s["moves"])] = [mi[to_id(m)] for m in s["moves"]]
     return Team(
         species=jnp.asarray([si[to_id(s["species"])] for s in sets], jnp.int32),
         level=jnp.asarray([s.get("level") or 100 for s in sets], jnp.int32),
         moves=jnp.asarray(moves),
-        evs=jnp.asarray([[s["evs"].get(k, 0) for k in STATS] for s in sets], jnp.int32),
-        ivs=jnp.asarray([[s["ivs"].get(k, 31) for k in STATS] for s in sets], jnp.int32),
+        evs=jnp.asarray([[(s.get("evs") or {}).get(k, 0) for k in STATS] for s in sets], jnp.int32),
+        ivs=jnp.asarray([[(s.get("ivs") or {}).get(k, 31) for k in STATS] for s in sets], jnp.int32),
     )
 
 
