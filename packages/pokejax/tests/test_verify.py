@@ -67,6 +67,21 @@ def test_loader_leaves_have_the_engine_dtypes(showdown):
         assert isinstance(a, np.ndarray | np.generic) and (a.dtype, a.shape) == (b.dtype, b.shape)
 
 
+def test_normalize_keeps_the_side_selections_of_a_fainted_active(showdown):
+    """A fainted active's record still carries its side's last selections (the Pokémon
+    switched in for it takes them over), so the canonical state must not zero them — L2
+    loads the candidate from it (this zeroing once made 12% of L2 cases differ)."""
+    handle, export = _battle(showdown, seed=6)
+    showdown.request("close", battle=handle)
+    flat = K.flatten(showdown_battle.load(export))
+    flat["team.hp"] = flat["team.hp"].copy()
+    flat["team.hp"][1, 0] = 0
+    flat["team.sel_move"] = flat["team.sel_move"].copy()
+    flat["team.sel_move"][1, 0] = 40
+    out = K.normalize(flat)
+    assert out["team.sel_move"][1, 0] == 40 and out["team.species"][1, 0] == 0
+
+
 def test_pick_is_the_same_on_both_sides():
     masks = ((np.arange(512)[:, None] >> np.arange(9)) & 1).astype(bool)  # every bool[9]
     ks = np.random.default_rng(0).integers(0, K.ACTION_CHOICES, size=512)

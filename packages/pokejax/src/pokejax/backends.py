@@ -207,7 +207,9 @@ def normalize(flat: dict, xp=np) -> dict:
     - ``team.sleep_time``, ``team.rest_sleep``: only meaningful while asleep;
       ``team.confusion_time`` only while confused (the engine keeps the last values).
     - a fainted Pokémon (HP 0) never acts again in Gen 1: all its fields are compared as 0
-      (Showdown keeps its last status and stats, the engine clears them).
+      (Showdown keeps its last stats, the engine clears them) — except its status and the
+      side-level fields its record carries while it is the active (the incoming Pokémon
+      takes them over).
     - ``field.last_damage``: dropped until the engine models ``battle.lastDamage``
       (``models_last_damage``).
     Add a rule here when ``duel.Fighter`` gains a field Showdown only keeps in some states.
@@ -226,7 +228,12 @@ def normalize(flat: dict, xp=np) -> dict:
         v = out["team.confusion_time"]
         out["team.confusion_time"] = xp.where(out["team.confused"], v, xp.zeros_like(v))
     fainted = team["team.hp"] <= 0
-    for name in team:
+    # kept: the side's selections (they outlive a fainted active) and the status ('fnt' on a
+    # fainted active, '' once switched out: both engines agree, and the engine's faint
+    # bookkeeping reads it)
+    # and the modified stats (set when it fainted; a double forced switch sorts by them)
+    kept = {"team.status", "team.modified", "team.last_slot", *(f"team.{k}" for k in B.SIDE_FIELDS)}
+    for name in set(team) - kept:
         v = out[name]
         mask = fainted.reshape(fainted.shape + (1,) * (v.ndim - fainted.ndim))
         out[name] = xp.where(mask, xp.zeros_like(v), v)

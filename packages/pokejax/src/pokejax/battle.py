@@ -134,8 +134,12 @@ def _swap_out(team: Fighter, outgoing: Fighter, slots, switched) -> Fighter:
     """``switchIn``'s effect on the teams: each side that ``switched`` puts its old active,
     cleared (a fainted one also loses its status), in team slot ``slots[side]`` (Showdown
     swaps the two positions; the incoming record is the new active)."""
-    cleared = jax.vmap(switched_out)(outgoing)
-    cleared = cleared._replace(status=jnp.where(outgoing.hp <= 0, 0, cleared.status))
+    # a fainted one was cleared when it fainted and is not cleared again (Showdown's switchIn
+    # only clears an unfainted active): it keeps those stats and loses its 'fnt' status
+    fainted = outgoing.hp <= 0
+    cleared = jax.tree.map(lambda o, c: jnp.where(fainted.reshape((2,) + (1,) * (o.ndim - 1)), o, c),
+                           outgoing, jax.vmap(switched_out)(outgoing))
+    cleared = cleared._replace(status=jnp.where(fainted, 0, cleared.status))
     sides = []
     for side in (0, 1):
         mask = _onehot((6,), slots[side]) & switched[side]
@@ -171,12 +175,14 @@ def _faints(b: Battle, bench_left, actives: Fighter, go) -> tuple[Battle, Fighte
     cleared and marked ``fnt``, the turn stops, sides with Pokémon left must switch.
     Returns (battle without its team, actives, whether anything fainted)."""
     fainted = (actives.hp <= 0) & (actives.status != FNT) & go  # newly fainted
-    gone = jax.vmap(switched_out)(actives)._replace(status=jnp.full((2,), FNT, jnp.int32))
-    actives = jax.tree.map(
-        lambda g, a: jnp.where(fainted.reshape((2,) + (1,) * (a.ndim - 1)), g, a), gone, actives)
     left = (actives.hp > 0) | bench_left  # bool[2]: pokemonLeft
     any_faint = jnp.any(fainted)
     ended = any_faint & ~jnp.all(left)
+    # checkWin returns before checkFainted: a faint that ends the battle keeps its status
+    gone = jax.vmap(switched_out)(actives)
+    gone = gone._replace(status=jnp.where(ended, actives.status, FNT))
+    actives = jax.tree.map(
+        lambda g, a: jnp.where(fainted.reshape((2,) + (1,) * (a.ndim - 1)), g, a), gone, actives)
     winner = jnp.where(left[0] & ~left[1], 1, jnp.where(left[1] & ~left[0], 2, 0))
     b = b._replace(forced=jnp.where(any_faint, fainted & left & ~ended, b.forced),
                    ended=b.ended | ended, winner=jnp.where(ended, winner, b.winner))
