@@ -35,6 +35,20 @@ def seeded_battles(showdown, seed: int, n: int):
 _step = jax.jit(battle.step)
 
 
+def decide(showdown, handle, b, acts, context) -> tuple:
+    """One decision on both engines; asserts the JAX battle equals Showdown's afterwards.
+    Returns (JAX battle, Showdown's exported state)."""
+    res = showdown.request(
+        "choose", battle=handle,
+        p1=None if acts[0] is None else choices.choice_string(acts[0]),
+        p2=None if acts[1] is None else choices.choice_string(acts[1]))
+    assert res["accepted"], res
+    b = _step(b, np.asarray([-1 if a is None else a for a in acts], np.int32))
+    bad = showdown_battle.diff(b, res["state"])
+    assert not bad, (context, acts, bad)
+    return b, res["state"]
+
+
 def play_battles(showdown, n: int, seed: int, max_turns: int = 300) -> dict:
     rng = np.random.default_rng(seed)
     stats = {"battles": 0, "decisions": 0, "forced": 0, "switches": 0, "ended": 0}
@@ -45,17 +59,9 @@ def play_battles(showdown, n: int, seed: int, max_turns: int = 300) -> dict:
         try:
             while not state["ended"] and state["turn"] <= max_turns:
                 acts = [reference.choose_random(rng, side["request"]) for side in state["sides"]]
-                res = showdown.request(
-                    "choose", battle=handle,
-                    p1=None if acts[0] is None else choices.choice_string(acts[0]),
-                    p2=None if acts[1] is None else choices.choice_string(acts[1]))
-                assert res["accepted"], res
                 stats["forced"] += bool(b.forced.any())
                 stats["switches"] += sum(a is not None and a >= 4 for a in acts)
-                b = _step(b, np.asarray([-1 if a is None else a for a in acts], np.int32))
-                bad = showdown_battle.diff(b, res["state"])
-                assert not bad, (seeds, state["turn"], acts, bad)
-                state = res["state"]
+                b, state = decide(showdown, handle, b, acts, (seeds, state["turn"]))
                 stats["decisions"] += 1
         finally:
             showdown.request("close", battle=handle)
@@ -96,14 +102,7 @@ def test_regression_battles(showdown, entry):
     b = showdown_battle.load(state)
     try:
         for acts in entry["actions"]:
-            res = showdown.request(
-                "choose", battle=handle,
-                p1=None if acts[0] is None else choices.choice_string(acts[0]),
-                p2=None if acts[1] is None else choices.choice_string(acts[1]))
-            assert res["accepted"], res
-            b = _step(b, np.asarray([-1 if a is None else a for a in acts], np.int32))
-            assert not showdown_battle.diff(b, res["state"]), (entry["why"], state["turn"], acts)
-            state = res["state"]
+            b, state = decide(showdown, handle, b, acts, (entry["why"], state["turn"]))
     finally:
         showdown.request("close", battle=handle)
     assert state["ended"] and state["turn"] == entry["turns"]
