@@ -112,10 +112,6 @@ def _tie_draw(state: P.PrngState, actives: Fighter, go) -> P.PrngState:
     return P.select(go & tie, drawn, state)
 
 
-def _locked(f: Fighter) -> jax.Array:
-    return (f.status == FRZ) | (f.status == SLP)
-
-
 def _incoming(team: Fighter, actives: Fighter, slots) -> Fighter:
     """The records each side would switch in from team slot ``slots[side]``: ``pokemon.speed``
     refreshed (``insertChoice`` of its ``runSwitch``), the side's ``lastSelectedMoveSlot`` 0
@@ -165,9 +161,9 @@ def _after_switch_in_self(actives: Fighter, side, go) -> Fighter:
     return _put(actives, side, f._replace(hp=jnp.where(hurt, f.hp - dmg, f.hp)))
 
 
-def _bench_left(team: Fighter) -> jax.Array:
-    """bool[2]: the side has a non-fainted Pokémon besides its active."""
-    return jnp.any(team.hp[:, 1:] > 0, axis=1)
+def _bench_left(team_hp: jax.Array) -> jax.Array:
+    """bool[2]: the side has a non-fainted Pokémon besides its active (``team_hp`` [2, 6])."""
+    return jnp.any(team_hp[:, 1:] > 0, axis=1)
 
 
 def _faints(b: Battle, bench_left, actives: Fighter, go) -> tuple[Battle, Fighter, jax.Array]:
@@ -274,8 +270,8 @@ def _turn(b: Battle, actions) -> Battle:
         actives = _after_switch_in_self(actives, side, go & ~forced_mode)
         # pokemonLeft: the bench as it is once the switches so far are done
         swapped = (jnp.arange(6) == switch_slots[:, None]) & switched[:, None]
-        bench_hp = jnp.where(swapped, outgoing.hp[:, None], team.hp)[:, 1:]
-        b, actives, fainted = _faints(b._replace(prng=state), jnp.any(bench_hp > 0, axis=1), actives, go)
+        bench_left = _bench_left(jnp.where(swapped, outgoing.hp[:, None], team.hp))
+        b, actives, fainted = _faints(b._replace(prng=state), bench_left, actives, go)
         live = live & ~fainted
         state = _tie_draw(b.prng, actives, go & live & ~quiet)
         state = _tie_draw(state, actives, go & both & (i == 1))  # the other runSwitch's Update
@@ -283,7 +279,7 @@ def _turn(b: Battle, actions) -> Battle:
     # a faint in the switch phase (AfterSwitchInSelf) cancels the rest of the queue, so the
     # teams change only for the sides that did switch
     team = _swap_out(team, outgoing, switch_slots, switched)
-    bench_left, bench_clauses = _bench_left(team), _bench_clauses(team)
+    bench_left, bench_clauses = _bench_left(team.hp), _bench_clauses(team)
     live = live & ~forced_mode  # a forced switch ends the turn: no moves, no residual
 
     def action(i, carry):
