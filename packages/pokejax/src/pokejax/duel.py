@@ -435,7 +435,7 @@ def use_move(state, me: Fighter, foe: Fighter, slot, active, field: Field, foe_c
         confused=jnp.where(active, bm.mover.confused, me.confused),
         confusion_time=jnp.where(active, bm.mover.confusion_time, me.confusion_time),
         # frz / slp forget the last move; full paralysis and a confusion self-hit end a charge
-        last_move=jnp.where(active & ((me.status == FRZ) | (me.status == SLP)), -1, me.last_move),
+        last_move=jnp.where(active & _locked(me), -1, me.last_move),
         twoturn=jnp.where(self_hit | full_para, -1, me.twoturn),
     )
     # the confusion self-hit is directDamage: counted as lastDamage, Substitute rules
