@@ -23,6 +23,10 @@ ENTRY_POINT_GROUP = "envport.envs"
 # actions for a whole batch at one step: (rng, num_envs) -> array
 ActionSampler = Callable[[np.random.Generator, int], np.ndarray]
 
+# (episodes, seed, progress) -> float64[episodes]: one score per episode; progress(k) is called with
+# the number of episodes just finished (an increment), may be called any number of times
+PolicyEvaluator = Callable[[int, int, Callable[[int], None]], np.ndarray]
+
 
 @dataclass
 class L1Target:
@@ -72,6 +76,28 @@ class L3Suite:
 
 
 @dataclass
+class L4Suite:
+    """A fixed policy (trained or built in) evaluated on both backends; a two one-sided test
+    (TOST) says whether the mean episode score is equivalent within ``margin``.
+
+    ``evaluate_reference(episodes, seed, progress)`` and ``evaluate_candidate(...)`` each play
+    ``episodes`` episodes of the same policy on their backend and return one finite score per
+    episode; the verifier seeds them ``seed`` and ``seed + 1`` (independent samples).
+    """
+
+    name: str
+    evaluate_reference: PolicyEvaluator
+    evaluate_candidate: PolicyEvaluator
+    metric: str  # what one episode's score means, e.g. "greedy's result vs random: win 1, tie 0.5, loss 0"
+    episodes: int = 10_000   # per backend
+    margin: float = 0.02     # equivalence margin on the difference of means
+    alpha: float = 0.05
+    seed: int = 0
+    # shown with the suite's results; a callable is read after the run
+    note: str | Callable[[], str] = ""
+
+
+@dataclass
 class BenchTarget:
     """One configuration to benchmark at several batch sizes.
 
@@ -100,6 +126,7 @@ class EnvPort:
     l1: Sequence[L1Target] = ()
     l2: Sequence[L2Suite] = ()
     l3: Sequence[L3Suite] = ()
+    l4: Sequence[L4Suite] = ()
     bench: Sequence[BenchTarget] = ()
     notes: dict[str, str] = field(default_factory=dict)
 

@@ -1,13 +1,16 @@
-"""The verification hierarchy: L1 property, L2 interaction, L3 rollout (L4 in a later issue).
+"""The verification hierarchy: L1 property, L2 interaction, L3 rollout, L4 transfer.
 
 :func:`run` executes every level an :class:`~envport.registry.EnvPort` declares and writes
-``reports/<env>/verify.json`` and ``verify.md``.
+``reports/<env>/verify.json`` and ``verify.md``. L4 asks whether there is a sim-to-sim gap for
+learning: a fixed policy (trained on one backend, or built in) is evaluated on both backends and
+a TOST equivalence test with the suite's declared margin compares the mean episode scores.
 """
 
 from __future__ import annotations
 
 import sys
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 from tqdm.auto import tqdm
@@ -17,18 +20,23 @@ from envport.registry import EnvPort
 from envport.verify.checks import CheckResult, run_checks
 from envport.verify.l2 import L2Result, run_l2
 from envport.verify.l3 import L3Result, run_l3
+from envport.verify.l4 import L4Result, TostResult, run_l4, tost
 from envport.verify.report import write_reports
 
-__all__ = ["run", "run_checks", "run_l2", "run_l3", "CheckResult", "L2Result", "L3Result"]
+__all__ = ["run", "run_checks", "run_l2", "run_l3", "run_l4", "tost", "CheckResult", "L2Result",
+           "L3Result", "L4Result", "TostResult"]
 
-LEVELS = ("L1", "L2", "L3")
+LEVELS = ("L1", "L2", "L3", "L4")
 
 
 def run(port: EnvPort, out_dir: Path = Path("reports"), scale: float = 1.0,
         levels: tuple[str, ...] | list[str] | None = None, progress: bool = True) -> dict:
-    """Verify ``port``; ``scale`` multiplies the L2 case and L3 episode budgets (>= 1 each).
+    """Verify ``port``; ``scale`` multiplies the L2 case, L3 episode and L4 episode budgets
+    (>= 1 case or episode for L2/L3, >= 2 episodes per backend for each L4 suite).
 
-    ``levels`` defaults to all implemented levels; equivalence is only claimed when all ran.
+    ``levels`` defaults to all implemented levels. Equivalence is only claimed when L1, L2 and
+    L3 ran and passed, and, if the port declares any L4 suite, L4 ran and every suite was
+    equivalent (a port without L4 suites can be equivalent without L4).
     """
     levels = LEVELS if levels is None else tuple(levels)
     unknown = set(levels) - set(LEVELS)
@@ -45,7 +53,10 @@ def run(port: EnvPort, out_dir: Path = Path("reports"), scale: float = 1.0,
         ok &= _level2(port, report, scale, progress)
     if "L3" in levels:
         ok &= _level3(port, report, scale, progress, Path(out_dir) / port.name / "regressions")
-    report["equivalent"] = bool(ok and set(levels) == set(LEVELS))
+    if "L4" in levels:
+        ok &= _level4(port, report, scale, progress)
+    required = {"L1", "L2", "L3"} | ({"L4"} if port.l4 else set())
+    report["equivalent"] = bool(ok and required <= set(levels))
     report["wall_s"] = round(time.time() - t0, 2)
     report["report_paths"] = [str(p) for p in write_reports(report, Path(out_dir))]
     return report
@@ -119,3 +130,25 @@ def _level3(port: EnvPort, report: dict, scale: float, progress: bool, regressio
     report["levels"]["L3"] = agg
     report["details"]["L3"] = details
     return complete and agg["mismatches"] == 0 and agg["episodes"] > 0
+
+
+def _level4(port: EnvPort, report: dict, scale: float, progress: bool) -> bool:
+    details = []
+    for suite in port.l4:
+        episodes = max(2, int(suite.episodes * scale))
+        with _bar(2 * episodes, f"L4 {suite.name}", "episode", progress) as bar:
+            res = run_l4(suite, episodes, progress=bar.update)
+        test = asdict(res.test) | {"ci": list(res.test.ci)}  # a list, as in verify.json
+        details.append({"suite": suite.name, **test, "margin": suite.margin,
+                        "alpha": suite.alpha, "seed": suite.seed, "metric": suite.metric,
+                        "note": _note(suite)})
+    # with no suite declared nothing was tested: null margin, p-value and verdict
+    report["levels"]["L4"] = {
+        "suites": len(details),
+        "margin": max((d["margin"] for d in details), default=None),
+        "p_value": max((d["p_value"] for d in details), default=None),
+        "equivalent": all(d["equivalent"] for d in details) if details else None,
+        "episodes": sum(d["n_reference"] for d in details),
+    }
+    report["details"]["L4"] = details
+    return all(d["equivalent"] for d in details)

@@ -42,7 +42,7 @@ def render_markdown(r: dict) -> str:
         lines.append(f"| L3 rollout | {l3['episodes']} episodes, {l3['steps']} env-steps, "
                      f"{l3['mismatches']} mismatches, max abs err {l3['max_abs_err']} |")
     if "L4" in lv:
-        lines.append(f"| L4 transfer | {lv['L4']} |")
+        lines.append(f"| L4 transfer | {_l4_summary(lv['L4'], r.get('details', {}).get('L4') or [])} |")
     lines.append("")
     for level in ("L1", "L2", "L3"):
         details = r.get("details", {}).get(level)
@@ -68,7 +68,69 @@ def render_markdown(r: dict) -> str:
                     notes.setdefault(s["note"], []).append(s["suite"])
             for note, suites in notes.items():
                 lines += [f"*{', '.join(suites)}*: {note}", ""]
+    if r.get("details", {}).get("L4"):
+        lines += _l4_section(r["details"]["L4"])
     fd = r.get("first_divergence")
     if fd:
         lines += ["## First divergence", "", "```", json.dumps(fd, indent=1, default=str)[:4000], "```", ""]
     return "\n".join(lines)
+
+
+def _g(x: float) -> str:
+    return f"{x:.3g}"
+
+
+def _ci_text(d: dict) -> str:
+    return f"{100 * (1 - 2 * d['alpha']):g}% CI [{_g(d['ci'][0])}, {_g(d['ci'][1])}]"
+
+
+def _l4_summary(level: dict, details: list[dict]) -> str:
+    """One table cell: the verdict, with the numbers of the least equivalent suite."""
+    if not level.get("suites") or not details:
+        return "no suite declared (not required for equivalence)"
+    worst = max(details, key=lambda d: d["p_value"])
+    n = len(details)
+    head = f"{n} suite{'s' if n != 1 else ''}, {level['episodes']} episodes per backend"
+    if n > 1:
+        head += f"; highest p: {worst['suite']}"
+    verdict = "equivalent" if level["equivalent"] else "NOT equivalent"
+    cmp = "<" if worst["equivalent"] else "≥"
+    return (f"{head}, difference {worst['difference']:+.3g} ({_ci_text(worst)}), "
+            f"p = {worst['p_value']:.2g} {cmp} {worst['alpha']} at margin {worst['margin']}: "
+            f"{verdict}")
+
+
+L4_COLUMNS = ("n_reference", "n_candidate", "reference_mean", "candidate_mean", "difference",
+              "se", "ci", "p_lower", "p_upper", "p_value", "margin", "alpha", "equivalent")
+
+
+def _l4_cell(key: str, d: dict) -> str:
+    v = d[key]
+    if key == "ci":
+        return f"[{_g(v[0])}, {_g(v[1])}]"
+    if key == "equivalent":
+        return _yes(v)
+    if key.startswith("p_"):
+        return f"{v:.2g}"
+    if isinstance(v, float):
+        return _g(v)
+    return str(v)
+
+
+def _l4_section(details: list[dict]) -> list[str]:
+    lines = ["## L4", "",
+             "A fixed policy evaluated on both backends; two one-sided tests (TOST, normal "
+             "approximation of Welch's test) of |candidate mean - reference mean| < margin. "
+             "Equivalent when p = max(p_lower, p_upper) < alpha; the CI is the 1 - 2·alpha "
+             "interval of the difference (candidate - reference).", "",
+             "| suite | " + " | ".join(L4_COLUMNS) + " |",
+             "|---" * (len(L4_COLUMNS) + 1) + "|"]
+    for d in details:
+        lines.append(f"| {d['suite']} | " + " | ".join(_l4_cell(k, d) for k in L4_COLUMNS) + " |")
+    lines.append("")
+    for d in details:
+        lines += [f"*{d['suite']}* (seeds {d['seed']} reference, {d['seed'] + 1} candidate): "
+                  f"score per episode = {d['metric']}", ""]
+        if d.get("note"):
+            lines += [f"*{d['suite']}*: {d['note']}", ""]
+    return lines
