@@ -18,7 +18,7 @@ from functools import partial
 import jax
 import numpy as np
 
-from envport.registry import BenchTarget, EnvPort, L1Target, L2Suite, L3Suite
+from envport.registry import BenchTarget, EnvPort, L1Target, L2Suite, L3Suite, L4Suite
 from envport.wrappers import AutoResetWrapper
 from pokejax import __version__, install
 from pokejax.backends import (
@@ -110,6 +110,41 @@ def _l3(num_envs: int = L3_ENVS, episodes: int = L3_BATTLES,
     )
 
 
+L4_NOTE = (
+    "Policy: opponents.greedy_policy (the legal move with the highest expected damage: base "
+    "power x STAB x type effectiveness x Atk/Def or Spc/Spc ratio x accuracy, fixed-damage "
+    "moves their damage; switches only when no move is legal, uniformly among the legal "
+    "switches) against a player uniform over its legal actions; greedy is p1 in even battles, "
+    "p2 in odd ones; a battle still running at turn {max_turns} counts 0.5 (Showdown ties "
+    "at turn 1000). Reference: pokemon-showdown in Node (driver.js `match`, no round trip per "
+    "turn): teams from Showdown's gen1randombattle generator, legal actions from Showdown's "
+    "request, greedy transliterated to JS with the JAX numbers (move table, float32 type "
+    "multipliers, JAX's float32 accuracy factors) and float32 arithmetic (Math.fround), checked "
+    "equal to the JAX policy's scores and choice at every decision of 40 whole battles "
+    "(tests/test_match.py); chooser PRNG: Showdown's, chunks of {chunk} battles seeded from "
+    "the run seed. Candidate: JAX only: env.new_state (teams.sample_team, start.new_battle) "
+    "keyed by battle index, greedy_policy/random_policy and battle.step in one "
+    "jit(while_loop(vmap)) per {batch} battles. Last run: ")
+
+
+def _l4(episodes: int = 10_000, margin: float = 0.02,
+        name: str = "greedy vs random win rate") -> L4Suite:
+    from pokejax import match
+
+    def note() -> str:
+        return (L4_NOTE.format(max_turns=match.MAX_TURNS, chunk=match.CHUNK, batch=match.BATCH)
+                + (match.summary() or "none"))
+
+    return L4Suite(
+        name=name,
+        evaluate_reference=match.showdown_scores,
+        evaluate_candidate=match.jax_scores,
+        metric=("greedy's result vs a uniformly random player: win 1, tie 0.5, loss 0 "
+                "(greedy on p1 in even battles, p2 in odd)"),
+        episodes=episodes, margin=margin, note=note,
+    )
+
+
 def _bench(name: str = "gen1randombattle, random legal play") -> BenchTarget:
     """Turns (decision points) per second; see ``pokejax/bench.py`` for both sides."""
     from pokejax import bench
@@ -133,6 +168,7 @@ PORT = EnvPort(
     l1=_l1_targets(),
     l2=[_l2()],
     l3=[_l3()],
+    l4=[_l4()],
     bench=[_bench()],
     notes={"status": "engine covers every gen1randombattle move; heuristic-vs-random TOST and "
                      "the bench are tracked in docs/pokejax.md"},

@@ -71,6 +71,72 @@ function legalFromRequest(req, action) {
   return slot < side.length && !side[slot].active && !side[slot].condition.endsWith(' fnt');
 }
 
+// -- the greedy heuristic (pokejax.opponents.greedy_policy), transliterated ----------------------
+// The numbers come from Python once per process (`greedytable`): per move id [type index,
+// physical, base power, accuracy factor, fixed damage], the float32 multiplier matrix
+// (attacking type x defending type, plus a last column of 1 for an absent second type) and
+// the type names. The accuracy factor is JAX's own float32 value of min(accuracy, 100) / 100
+// (accuracy = pokejax's ALWAYS_HITS = -1 for always-hit moves, so -0.01): XLA compiles the
+// division by the constant 100 as a multiplication by float32(0.01), so e.g. 85 gives
+// 0.84999996, not float32(0.85). Every other float32 operation of opponents.expected_damage is
+// reproduced with Math.fround in the same order, quirks included: types are indices with -1
+// for an absent (or unknown) type, a -1 index reads the last column, a move of unknown type
+// (-1, Bide) reads row 0 and gets STAB from an absent second type.
+let greedyTable = null;
+const f32 = Math.fround;
+
+function typeIndices(types) {
+  const out = types.map(t => greedyTable.typeIndex.has(t) ? greedyTable.typeIndex.get(t) : -1);
+  while (out.length < 2) out.push(-1);
+  return out.slice(0, 2);
+}
+
+const column = (row, i) => row[i < 0 ? row.length + i : i];
+
+// float32 scores of the active's 4 move slots against the foe's active (0 for an empty slot)
+function greedyScores(side) {
+  if (!greedyTable) throw new Error('greedytable not loaded');
+  const me = side.active[0], foe = side.foe.active[0];
+  const mine = typeIndices(me.getTypes()), theirs = typeIndices(foe.getTypes());
+  const scores = [];
+  for (let i = 0; i < 4; i++) {
+    const slot = me.moveSlots[i];
+    if (!slot) { scores.push(0); continue; }
+    const row = greedyTable.moves.get(slot.id);
+    if (!row) throw new Error(`greedytable has no move ${slot.id}`);
+    const [mtype, physical, basePower, acc, fixed] = row;
+    const mult = greedyTable.mult[Math.max(mtype, 0)];
+    const eff = f32(column(mult, theirs[0]) * column(mult, theirs[1]));
+    const stab = mine.includes(mtype) ? 1.5 : 1.0;
+    const atk = f32(physical ? me.modifiedStats.atk : me.modifiedStats.spa);
+    const dfn = f32(physical ? foe.modifiedStats.def : foe.modifiedStats.spd);
+    if (fixed !== -1) {
+      const value = f32(fixed === -2 ? me.level : fixed);
+      scores.push(f32(value * acc) * (eff > 0 ? 1 : 0));
+    } else {
+      scores.push(f32(f32(f32(f32(f32(basePower * stab) * eff) * atk) / Math.max(dfn, 1)) * acc));
+    }
+  }
+  return scores;
+}
+
+// {action, scores, switches}: action = the first highest-scoring legal move slot (0-3); null
+// when no move is legal (switches lists the legal switch actions, 4-8, to draw from); -1 when
+// the side has nothing to choose
+function greedyDecision(side) {
+  const req = side.activeRequest;
+  const legal = [...Array(9).keys()].filter(a => legalFromRequest(req, a));
+  const moves = legal.filter(a => a < 4);
+  if (!legal.length) return {action: -1, scores: null, switches: []};
+  if (!moves.length) return {action: null, scores: null, switches: legal};
+  const scores = greedyScores(side);
+  let best = moves[0];
+  for (const a of moves) if (scores[a] > scores[best]) best = a;
+  return {action: best, scores, switches: legal.filter(a => a >= 4)};
+}
+
+const CHOICES = ['move 1', 'move 2', 'move 3', 'move 4', 'switch 2', 'switch 3', 'switch 4', 'switch 5', 'switch 6'];
+
 // Wrap the battle's PRNG so that each draw records its arguments, result and the first
 // stack frames outside prng.js: which Showdown function asked for it, and why.
 function traceDraws(b) {
@@ -162,6 +228,59 @@ const commands = {
       });
     }
     return out;
+  },
+  // the greedy heuristic's numbers (see greedyScores): types [name], mult [[float32]],
+  // moves {id: [type, physical, basePower, accuracy factor (float32), fixedDamage]}
+  greedytable({types, mult, moves}) {
+    greedyTable = {
+      typeIndex: new Map(types.map((t, i) => [t, i])),
+      mult: mult.map(row => row.map(f32)),
+      moves: new Map(Object.entries(moves).map(([id, [t, p, bp, acc, fixed]]) => [id, [t, p, bp, f32(acc), fixed]])),
+    };
+    return {types: types.length, moves: greedyTable.moves.size};
+  },
+  // the greedy heuristic's decision for side ('p1'/'p2') of a live battle (nothing committed)
+  greedy({battle, side}) {
+    return greedyDecision(getBattle(battle)[side]);
+  },
+  // greedy vs uniformly random for `battles` battles, inside Node. Teams from Showdown's
+  // generator seeded with 4 words drawn from a chooser PRNG seeded `seed`; that chooser then
+  // draws every battle seed (4 words, before the battle's teams) and every random choice (the
+  // random player's legal action, greedy's switch when no move is legal). Greedy plays p1 when
+  // (first + i) is even, p2 otherwise. Per battle: greedy's score (win 1, tie or still running
+  // at maxTurns 0.5, loss 0) and Showdown's turn count.
+  match({format, seed, battles, maxTurns, first}) {
+    const chooser = new ps.PRNG(toSeed(seed).join(','));
+    const gen = ps.Teams.getGenerator(format, [0, 0, 0, 0].map(() => chooser.random(65536)));
+    const limit = maxTurns ?? 1000;
+    const scores = [], turns = [];
+    let decisions = 0;
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < battles; i++) {
+      const greedySide = ((first || 0) + i) % 2 === 0 ? 'p1' : 'p2';
+      const b = new ps.Battle({formatid: format, seed: [0, 0, 0, 0].map(() => chooser.random(65536))});
+      b.setPlayer('p1', {name: 'p1', team: gen.getTeam()});
+      b.setPlayer('p2', {name: 'p2', team: gen.getTeam()});
+      while (!b.ended && b.turn < limit) {
+        for (const side of b.sides) {
+          if (b.ended || !side.activeRequest || side.activeRequest.wait) continue;
+          let action;
+          if (side.id === greedySide) {
+            const d = greedyDecision(side);
+            action = d.action === null ? d.switches[chooser.random(d.switches.length)] : d.action;
+          } else {
+            const legal = [...Array(9).keys()].filter(a => legalFromRequest(side.activeRequest, a));
+            action = legal[chooser.random(legal.length)];
+          }
+          if (!b.choose(side.id, CHOICES[action])) throw new Error(`rejected ${CHOICES[action]} for ${side.id}`);
+          decisions++;
+        }
+      }
+      scores.push(!b.ended || !b.winner ? 0.5 : b.winner === greedySide ? 1 : 0);
+      turns.push(b.turn);
+    }
+    const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+    return {scores, turns, decisions, seconds};
   },
   // Random self-play inside Node (no round trip per turn): the reference's own speed for
   // the benchmark. Choices are uniform over what Showdown accepts, drawn from a separate PRNG.
