@@ -104,6 +104,12 @@ def _put(actives: Fighter, side, f: Fighter) -> Fighter:
     return jax.tree.map(lambda x, v: _place(x, mask, v), actives, f)
 
 
+def _pin(state: P.PrngState, *values):
+    """``(state, *values)`` computed once (``prng.pin``): per-battle scalars that most leaves
+    of the records depend on."""
+    return P.pin((state, *values), state.lo)
+
+
 def _tie_draw(state: P.PrngState, actives: Fighter, go) -> P.PrngState:
     """``eachEvent('Update')``: ``speedSort`` of the non-fainted actives by ``pokemon.speed``
     — one ``random(0, 2)`` when there are two and their speeds are equal."""
@@ -245,6 +251,7 @@ def _turn(b: Battle, actions) -> Battle:
     first = jnp.where(sorting, first, jnp.where(switching[0], 0, 1))
     state = _tie_draw(state, actives, normal)  # beforeTurn: eachEvent('BeforeTurn')
     state = _tie_draw(state, actives, normal)  # Update after the beforeTurn action
+    state, first, switching, move_slots = _pin(state, first, switching, move_slots)
     b = b._replace(prng=state)
 
     # switches run before every move: first the switch phase, then the moves, so the team
@@ -275,6 +282,7 @@ def _turn(b: Battle, actions) -> Battle:
         live = live & ~fainted
         state = _tie_draw(b.prng, actives, go & live & ~quiet)
         state = _tie_draw(state, actives, go & both & (i == 1))  # the other runSwitch's Update
+        state, live, switched = _pin(state, live, switched)
         b = b._replace(prng=state)
     # a faint in the switch phase (AfterSwitchInSelf) cancels the rest of the queue, so the
     # teams change only for the sides that did switch
@@ -292,8 +300,8 @@ def _turn(b: Battle, actions) -> Battle:
                                        _clauses(bench_clauses, actives, 1 - side))
         actives = _put(_put(actives, side, me), 1 - side, foe)
         b, actives, fainted = _faints(b._replace(prng=state, field=fld), bench_left, actives, go)
-        live = live & ~fainted
-        return b._replace(prng=_tie_draw(b.prng, actives, go & live)), actives, live
+        state, live = _pin(_tie_draw(b.prng, actives, go & live & ~fainted), live & ~fainted)
+        return b._replace(prng=state), actives, live
 
     b, actives, live = jax.lax.fori_loop(0, 2, action, (b, actives, live))
     # residual (only when nothing fainted): flinch ends, speeds refresh, then its Update
