@@ -180,11 +180,17 @@ def choose_args(acts) -> dict:
 
 
 def pick_jax(k, mask):
-    """``pick`` for one side in JAX (jittable, vmappable)."""
-    n = jnp.sum(mask.astype(jnp.int32))
+    """``pick`` for one side in JAX (jittable, vmappable). The running count is unrolled over
+    the 9 actions: under ``vmap`` a ``cumsum`` + ``argmax`` becomes reduce-window and reduce
+    kernels on XLA:CPU that cost more than the whole legal mask."""
+    m = mask.astype(jnp.int32)
+    n = jnp.sum(m, axis=-1)
     r = jnp.asarray(k, jnp.int32) % jnp.maximum(n, 1)
-    idx = jnp.argmax(jnp.cumsum(mask.astype(jnp.int32)) > r).astype(jnp.int32)
-    return jnp.where(n > 0, idx, -1)
+    seen, idx = jnp.int32(0), jnp.int32(-1)
+    for a in range(mask.shape[-1]):
+        seen = seen + m[..., a]
+        idx = jnp.where((idx < 0) & (seen > r), a, idx)
+    return idx
 
 
 # -- canonical state ----------------------------------------------------------------------------
