@@ -3,6 +3,8 @@ docs/benchmarks.md)."""
 
 import json
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -16,18 +18,33 @@ def _showdown_installed():
     install.install(quiet=True)
 
 
-def test_reference_stepper_caps_live_battles_and_restarts_ended_ones():
+def test_reference_stepper_plays_in_node_over_capped_live_battles():
     s = bench._RefStepper(5, max_live=2)
     try:
-        assert (s.live, s.rounds) == (2, 3)
+        assert s.live == 2
         rng = np.random.default_rng(1)
-        for _ in range(40):
+        for _ in range(60):
             s.step(sample_actions(rng, 5))
-        assert s.decisions == 40 * 3 * 2
-        assert s.battles > 2  # 240 decisions over 2 battles: some ended and were replaced
-        assert not any(e["ended"] for e in s.ref.exports)
+        assert s.decisions == 60 * 5
+        assert s.battles > 2  # 300 decisions over 2 battles: some ended and were replaced
+        with pytest.raises(ValueError, match="5 x 2 actions"):
+            s.step(np.zeros((4, 2), np.int32))
     finally:
         s.close()
+
+
+def test_candidate_rollout_resets_ended_battles():
+    pool = bench.start_pool()
+    battles = jax.tree.map(lambda x: x[:8], pool)
+    carry = (battles, jax.random.PRNGKey(3), jnp.int32(0))
+    step = jax.jit(lambda c: bench._batched_step(c, pool))
+    resets = 0
+    for _ in range(150):
+        before = carry[0].turn
+        carry = step(carry)
+        assert not bool(jnp.any(carry[0].ended))  # ended battles were replaced at once
+        resets += int(jnp.sum(carry[0].turn < before))
+    assert resets > 0  # 150 decisions of 8 random battles: some ended
 
 
 def test_bench_target_runs_end_to_end(tmp_path):

@@ -8,6 +8,7 @@ const readline = require('readline');
 const ps = require(path.resolve(process.argv[2]));
 const battles = new Map();
 let nextBattle = 1;
+let benchPool = null;  // bench_start / bench_step
 
 const toID = text => String(text || '').toLowerCase().replace(/[^a-z0-9]+/g, '');
 
@@ -306,6 +307,45 @@ const commands = {
     }
     const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
     return {battles, turns, choices: choicesMade, seconds};
+  },
+  // The benchmark's reference: `live` battles kept in this process (benchStart), then
+  // benchStep plays ks.length / 2 decision points round-robin over them with no state
+  // export: each side with a request plays the (k mod n)-th of its n legal actions (k from
+  // `ks`, two per decision); an ended battle is replaced at once by a new one (teams from
+  // the format's generator, battle seed from a PRNG seeded by `seed`).
+  bench_start({format, seed, live}) {
+    const chooser = new ps.PRNG(toSeed(seed).join(','));
+    const gen = ps.Teams.getGenerator(format, toSeed(seed));
+    const fresh = () => {
+      const b = new ps.Battle({formatid: format, seed: [0, 0, 0, 0].map(() => chooser.random(65536))});
+      b.setPlayer('p1', {team: gen.getTeam()});
+      b.setPlayer('p2', {team: gen.getTeam()});
+      return b;
+    };
+    benchPool = {fresh, battles: Array.from({length: live}, fresh), next: 0, started: live};
+    return {live};
+  },
+  bench_step({ks}) {
+    const pool = benchPool;
+    if (!pool) throw new Error('bench_step before bench_start');
+    const all = ['move 1', 'move 2', 'move 3', 'move 4', 'switch 2', 'switch 3', 'switch 4', 'switch 5', 'switch 6'];
+    const n = ks.length / 2;
+    for (let j = 0; j < n; j++) {
+      const i = pool.next;
+      pool.next = (i + 1) % pool.battles.length;
+      const b = pool.battles[i];
+      b.sides.forEach((side, s) => {
+        if (!side.activeRequest || side.activeRequest.wait) return;
+        const legal = all.filter((c, a) => legalFromRequest(side.activeRequest, a));
+        const choice = legal[ks[2 * j + s] % legal.length];
+        if (!b.choose(side.id, choice)) throw new Error(`Showdown rejected ${choice}: ${side.choice.error}`);
+      });
+      if (b.ended) {
+        pool.battles[i] = pool.fresh();
+        pool.started++;
+      }
+    }
+    return {decisions: n, started: pool.started};
   },
   // One call of Gen 1's getDamage on a fresh 1-vs-1 battle, from a given PRNG seed.
   // atk/def override the attacker's/defender's modified stats (what getStat reads); volatiles
