@@ -79,7 +79,11 @@ def _env_sessions(name: str, folder: str) -> None:
         """Candidate vs reference steps/s, side by side; reports/<env>/bench.{json,md,png}."""
         sync(session)
         install_references(session, {name: None})
-        session.run("envport", "bench", name, *session.posargs, env=_jax_cache(session))
+        # one XLA:CPU device per core: a sharded candidate steps each shard on its own core
+        # (the report's host line shows the device count)
+        xla = os.environ.get("XLA_FLAGS") or f"--xla_force_host_platform_device_count={os.cpu_count()}"
+        session.run("envport", "bench", name, *session.posargs,
+                    env={**_jax_cache(session), "XLA_FLAGS": xla})
 
     @nox.session(name=f"build-{name}", python=PYTHON)
     def build(session: nox.Session) -> None:

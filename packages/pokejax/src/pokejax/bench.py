@@ -4,15 +4,18 @@ One env-step is one *decision point* of one battle (Showdown's request loop: bot
 choose at once, or only the forced side(s) during a forced switch), on both sides.
 
 * Reference (``reference_stepper``): **one Node process running pokemon-showdown and nothing
-  else per decision** — the driver's ``bench_start`` keeps ``min(num_envs,
-  REFERENCE_MAX_LIVE)`` battles in the process and ``bench_step`` plays the ``num_envs``
-  decisions of a batched step round-robin over them: each side with a request plays the
-  ``(k mod n)``-th of its ``n`` legal actions (Showdown's own request; ``k`` from the
-  harness, uniform, so the choice is uniform over the legal actions), ``Battle.choose`` runs
-  the turn; an ended battle is replaced at once by a new one (two teams from Showdown's
-  ``gen1randombattle`` generator). No state is exported: the one round trip per batched step
-  carries only the ``k`` values. (The verifier's harness exports every state to Python and
-  is several times slower; the speed target compares with Showdown itself.)
+  else per decision** — the driver's ``bench_start`` keeps ``REFERENCE_MAX_LIVE`` battle(s)
+  in the process and ``bench_step`` plays the ``num_envs`` decisions of a batched step on
+  them: each side with a request plays the ``(k mod n)``-th of its ``n`` legal actions
+  (Showdown's own request; ``k`` from the harness, uniform, so the choice is uniform over the
+  legal actions), ``Battle.choose`` runs the turn; an ended battle is replaced at once by a new
+  one (two teams from Showdown's ``gen1randombattle`` generator). No state is exported: the
+  one round trip per batched step carries only the ``k`` values. One battle at a time is
+  Showdown's fastest setting (on the 2-core VM ~2,000-2,700 decisions/s; 512 interleaved
+  battles ~1,500/s), and ``REFERENCE_WARMUP`` decisions are played before the timing starts
+  (V8 compiles Showdown's hot paths during the first thousands). The verifier's harness
+  exports every state to Python and is several times slower; the target compares with
+  Showdown itself.
 * Candidate (``candidate_rollout``): ``run(k)`` = ``k`` batched steps in one jitted
   ``fori_loop`` (dynamic ``k``, so no recompile per ``k``; the body is what a ``lax.scan`` step
   would be) of ``_batched_step``: the random bits of the whole batch from one
@@ -22,7 +25,8 @@ choose at once, or only the forced side(s) during a forced switch), on both side
   ``RESET_POOL`` drawn once in JAX (``env.new_state``: two ``teams.sample_team`` teams,
   ``start.new_battle``) — env ``i`` takes pool entry ``(i + t) mod RESET_POOL`` at step ``t``
   (a rolled window of the pool, no per-env gather) — with a fresh random battle seed
-  (``start.start_prng``), so the batch keeps playing. No Showdown involved. ``compile_s`` =
+  (``start.start_prng``), so the batch keeps playing. The batch is split over every local
+  device (``pmap``, see ``shards``). No Showdown involved. ``compile_s`` =
   trace + compile + the first batched step of the rollout (the pool's own small jit is drawn
   once per process and not included).
 """
@@ -41,20 +45,22 @@ from pokejax import battle as B
 from pokejax.reference import FORMAT, derive_seeds
 from pokejax.showdown import Showdown
 
-REFERENCE_MAX_LIVE = 512  # live battles in the one Showdown process
+REFERENCE_MAX_LIVE = 1  # live battles in the one Showdown process: one at a time
+REFERENCE_WARMUP = 3000  # decisions played before timing (V8 compiles Showdown's hot paths)
 RUN_SEED = 0
 RESET_POOL = 1024  # start battles the candidate resets from
 
 HOW_ACTIONS = (
     "One env-step = one decision point of one battle. Reference: one pokemon-showdown Node "
-    f"process playing the decisions itself (at most {REFERENCE_MAX_LIVE} live battles, "
-    "round-robin; each side plays the (k mod n)-th of its n legal actions from Showdown's "
+    f"process playing the decisions itself ({REFERENCE_MAX_LIVE} live battle(s), "
+    f"{REFERENCE_WARMUP} warm-up decisions untimed; each side plays the (k mod n)-th of its n legal actions from Showdown's "
     "request, k uniform from the harness; no state export; ended battles replaced at once by "
     "new ones with Showdown-generated teams). Candidate: jit(fori_loop(one jax.random.bits "
     "call per batch, the same (k mod n)-th legal action from legal.legal_mask, "
     "vmap(battle.step), auto-reset of ended battles from a pool of "
     f"{RESET_POOL} start battles drawn once in JAX (teams.sample_team + start.new_battle) "
-    "with a fresh random battle seed)).")
+    "with a fresh random battle seed)), the batch split over every local JAX device (pmap; "
+    "the bench session runs XLA:CPU with one device per core).")
 
 
 class _RefStepper:
@@ -67,6 +73,8 @@ class _RefStepper:
         self.sd = Showdown()
         self.sd.request("bench_start", format=FORMAT, seed=derive_seeds(RUN_SEED)["battle"],
                         live=self.live)
+        warm = np.random.default_rng(RUN_SEED).integers(0, backends.ACTION_CHOICES, (REFERENCE_WARMUP, 2))
+        self.sd.request("bench_step", ks=warm.reshape(-1).tolist())
         self.decisions = 0
         self.battles = self.live
 
@@ -131,16 +139,35 @@ def _batched_step(carry, pool: B.Battle, step_fn=B.step):
     return nb, key, t + 1
 
 
-def candidate_rollout(num_envs: int, seed: int = RUN_SEED, step_fn=B.step):
-    """``(run(k), compile_s)``: ``run`` plays ``k`` batched steps and blocks until done."""
-    pool = start_pool()
-    battles = jax.tree.map(lambda x: x[np.arange(num_envs) % RESET_POOL], pool)
+def shards(num_envs: int) -> int:
+    """Devices the batch is split over: every local device when they divide it evenly, else 1.
 
-    @jax.jit
-    def run(carry, k):
+    On CPU, JAX sees one device unless told otherwise; ``nox -s bench-pokejax`` runs with
+    ``--xla_force_host_platform_device_count`` = the core count, so each core steps its own
+    shard (one XLA:CPU device per core beats one device splitting each of the ~2,000 small
+    kernels of a step across the cores: ~1.6x on the 2-core VM)."""
+    d = jax.local_device_count()
+    return d if num_envs % d == 0 else 1
+
+
+def candidate_rollout(num_envs: int, seed: int = RUN_SEED, step_fn=B.step):
+    """``(run(k), compile_s)``: ``run`` plays ``k`` batched steps and blocks until done.
+
+    The batch is split over ``shards(num_envs)`` devices (``pmap``), each running the same
+    jitted ``fori_loop`` over its part."""
+    pool = start_pool()
+    d = shards(num_envs)
+    per = num_envs // d
+    battles = jax.tree.map(
+        lambda x: x[np.arange(num_envs) % RESET_POOL].reshape((d, per) + x.shape[1:]), pool)
+    keys = jax.random.split(jax.random.PRNGKey(seed), d)
+    offsets = jnp.arange(d, dtype=jnp.int32) * per  # each shard resets from its own window
+
+    def run_shard(carry, k):
         return jax.lax.fori_loop(0, k, lambda _, c: _batched_step(c, pool, step_fn), carry)
 
-    holder = {"carry": jax.block_until_ready((battles, jax.random.PRNGKey(seed), jnp.int32(0)))}
+    run = jax.pmap(run_shard, in_axes=(0, None), devices=jax.local_devices()[:d])
+    holder = {"carry": jax.block_until_ready((battles, keys, offsets))}
     t0 = time.perf_counter()
     holder["carry"] = jax.block_until_ready(run(holder["carry"], 1))
     compile_s = time.perf_counter() - t0  # trace + compile + one batched step
@@ -149,5 +176,3 @@ def candidate_rollout(num_envs: int, seed: int = RUN_SEED, step_fn=B.step):
         holder["carry"] = jax.block_until_ready(run(holder["carry"], k))
 
     return steps, compile_s
-
-
