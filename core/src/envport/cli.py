@@ -17,6 +17,7 @@ from envport import __version__, registry
 from envport.errors import EnvportError
 
 VERIFY_LEVELS = ("L1", "L2", "L3", "L4")
+PROMPT_KINDS = ("translate", "repair", "optimise")  # = envport.generate.prompts.KINDS (not imported: cheap CLI start)
 
 
 def _csv(text: str) -> list[str]:
@@ -106,6 +107,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="minimum timed seconds per measurement (default: 2.0)",
     )
     b.add_argument("--targets", type=_csv, default=None, help="comma-separated bench targets")
+
+    pr = sub.add_parser("prompt", help="print a rendered generation prompt")
+    pr.add_argument("env", help="env name (see `envport list`)")
+    pr.add_argument("--module", default=None,
+                    help="module of the translation plan (default: the first)")
+    pr.add_argument("--kind", default="translate", choices=PROMPT_KINDS,
+                    help="which template (default: translate)")
+    pr.add_argument("--report", type=Path, default=None,
+                    help="verify.json that a repair prompt is about (default: reports/<env>/verify.json)")
+    pr.add_argument("--bench", type=Path, default=None,
+                    help="bench.json that an optimise prompt shows (default: reports/<env>/bench.json)")
+    pr.add_argument("--system", action="store_true", help="print the system prompt first")
     return p
 
 
@@ -177,8 +190,35 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_prompt(args: argparse.Namespace) -> int:
+    from envport.generate import failures, prompts
+
+    port = registry.get(args.env)
+    plan = prompts.require_plan(port)
+    module = plan.module(args.module) if args.module else plan.modules[0]
+    if args.system:
+        print(prompts.system_prompt(port).text)
+    if args.kind == "translate":
+        prompt = prompts.translate_prompt(port, module)
+    elif args.kind == "repair":
+        path = args.report or Path("reports") / port.name / "verify.json"
+        report = prompts.load_json(path)
+        if report is None:
+            raise EnvportError(f"a repair prompt is about a verification report and {path} does "
+                               f"not exist: run `envport verify {port.name}` or pass --report")
+        failure = failures.from_verify_report(report)
+        if failure is None:
+            raise EnvportError(f"{path} shows no failure: there is nothing to repair")
+        prompt = prompts.repair_prompt(port, module, failure)
+    else:
+        bench = prompts.load_json(args.bench or Path("reports") / port.name / "bench.json")
+        prompt = prompts.optimise_prompt(port, bench)
+    print(prompt.text)
+    return 0
+
+
 _COMMANDS = {"list": _cmd_list, "install-reference": _cmd_install_reference,
-             "verify": _cmd_verify, "bench": _cmd_bench}
+             "verify": _cmd_verify, "bench": _cmd_bench, "prompt": _cmd_prompt}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -17,6 +17,7 @@ import numpy as np
 from envport.backend import Backend, CanonicalState
 from envport.env import Env
 from envport.errors import UnknownEnvError
+from envport.plan import TranslationPlan
 
 ENTRY_POINT_GROUP = "envport.envs"
 
@@ -115,7 +116,7 @@ class BenchTarget:
 
 @dataclass
 class EnvPort:
-    """An env package's translation spec, as far as verification and benchmarks need it."""
+    """An env package's translation spec: verification suites, benchmarks, generation plan."""
 
     name: str
     reference: str
@@ -129,6 +130,8 @@ class EnvPort:
     l4: Sequence[L4Suite] = ()
     bench: Sequence[BenchTarget] = ()
     notes: dict[str, str] = field(default_factory=dict)
+    # what ``envport generate`` translates, module by module (None: the env cannot be generated)
+    plan: TranslationPlan | None = None
 
 
 def available() -> dict[str, Any]:

@@ -14,6 +14,7 @@ from pong_port import __version__, reference_build
 from pong_port.cases import sample_actions, sample_states
 from pong_port.config import PongConfig
 from pong_port.env import Pong, PufferVecPong
+from pong_port.plan import PLAN
 
 DISCRETE = PongConfig()
 FRAMESKIP8 = PongConfig(frameskip=8)
@@ -161,4 +162,5 @@ PORT = EnvPort(
             episodes=24, out_of_range=0.2),
     ],
     bench=[_bench("frameskip=1", DISCRETE), _bench("frameskip=8", FRAMESKIP8)],
+    plan=PLAN,
 )

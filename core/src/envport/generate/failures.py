@@ -1,0 +1,86 @@
+"""What failed, in the form a repair prompt shows it: the level, a one-line summary and the
+smallest failing case the verifier produced (state, action prefix, field diff)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+
+# a repair prompt is read by a model with a finite context: cap each part of a case
+MAX_CASE_CHARS = 6000
+MAX_TEST_OUTPUT_CHARS = 6000
+
+
+@dataclass(frozen=True)
+class Failure:
+    level: str    # "L1 tests", "L1", "L2", "L3", "L4"
+    summary: str
+    case: str     # the shortest failing case, formatted for the prompt
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def _compact(obj) -> str:
+    return json.dumps(obj, separators=(", ", ": "), default=str)
+
+
+def _fields_table(fields: list[dict]) -> list[str]:
+    lines = ["| field | env | index | reference | candidate | abs err |", "|---|---|---|---|---|---|"]
+    for f in fields:
+        lines.append(f"| {f['field']} | {f['env']} | {list(f['index'])} | {f['reference']} | "
+                     f"{f['candidate']} | {f['abs_err']} |")
+    return lines
+
+
+def _l3_case(d: dict) -> str:
+    lines = [f"- suite: {d.get('suite')}", f"- seed: {d.get('seed')} (reset both backends with it)",
+             f"- shortest action prefix ({d.get('shortest_prefix_len')} steps; the last step is "
+             f"the first that differs): {_compact(d.get('shortest_prefix'))}"]
+    if d.get("state_before"):
+        lines.append(f"- reference state before the diverging step: {_compact(d['state_before'])}")
+    lines += ["- field diff after the diverging step:", "", *_fields_table(d.get("fields") or [])]
+    return "\n".join(lines)
+
+
+def _l2_case(d: dict) -> str:
+    lines = [f"- suite: {d.get('suite')}",
+             f"- state loaded into both backends: {_compact(d.get('state'))}",
+             f"- action: {_compact(d.get('action'))}", "- field diff after one step:", "",
+             *_fields_table(d.get("fields") or [])]
+    return "\n".join(lines)
+
+
+def from_verify_report(report: dict) -> Failure | None:
+    """The first failing level of a ``verify.json``-shaped report, or None if all passed."""
+    levels = report.get("levels", {})
+    if "L1" in levels and levels["L1"]["failed"]:
+        bad = [f"{t['target']}: {c['name']} — {c['detail']}"
+               for t in report["details"]["L1"] for c in t["checks"] if not c["passed"]]
+        return Failure("L1", f"{len(bad)} generic L1 check(s) failed", "\n".join(f"- {b}" for b in bad))
+    fd = report.get("first_divergence")
+    if fd and fd.get("level") in ("L2", "L3"):
+        case = _l3_case(fd) if fd["level"] == "L3" else _l2_case(fd)
+        summary = fd.get("summary") or _l2_summary(fd)
+        return Failure(fd["level"], summary, case[:MAX_CASE_CHARS])
+    for level in ("L2", "L3"):
+        if level in levels and levels[level].get("mismatches"):
+            return Failure(level, f"{levels[level]['mismatches']} mismatches", "(no case recorded)")
+    l4 = levels.get("L4")
+    if l4 and l4.get("equivalent") is False:
+        return Failure("L4", "the policy's score differs between backends beyond the margin",
+                       _compact(report["details"]["L4"]))
+    return None
+
+
+def _l2_summary(fd: dict) -> str:
+    first = (fd.get("fields") or [{}])[0]
+    return (f"[{fd.get('suite')}] one step from a loaded state: {first.get('field')} reference "
+            f"{first.get('reference')} != candidate {first.get('candidate')}")
+
+
+def from_test_output(tests: list[str], returncode: int, output: str) -> Failure:
+    """A failing pytest run: keep the tail, where pytest prints the failures and its summary."""
+    tail = output[-MAX_TEST_OUTPUT_CHARS:]
+    return Failure("L1 tests", f"pytest {' '.join(tests)} exited {returncode}",
+                   f"```\n{tail}\n```")

@@ -1,0 +1,154 @@
+"""Render the versioned prompt templates (``templates/<kind>.<version>.md``) for an env's plan.
+
+Templates are plain files with ``$field`` placeholders (``string.Template``): a missing field is
+an error, not an empty hole in a prompt. Every rendered prompt carries its template's name,
+version and content hash, so a recorded run says exactly which text produced it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from importlib import resources
+from string import Template
+
+from envport.errors import EnvportError
+from envport.generate.failures import Failure
+from envport.plan import ModulePlan, TranslationPlan
+from envport.registry import EnvPort
+
+TEMPLATE_VERSION = "v1"
+KINDS = ("translate", "repair", "optimise")
+LANGUAGES = ("jax", "rust")
+
+
+@dataclass(frozen=True)
+class Prompt:
+    kind: str       # "system", "translate", "repair", "optimise"
+    template: str   # file name, e.g. "translate.v1.md"
+    sha256: str     # of the template file
+    text: str
+
+    def meta(self) -> dict:
+        return {"kind": self.kind, "template": self.template, "template_sha256": self.sha256}
+
+
+def template_text(name: str) -> str:
+    path = resources.files("envport.generate").joinpath("templates", *name.split("/"))
+    if not path.is_file():
+        raise EnvportError(f"prompt template {name!r} not found in envport/generate/templates")
+    return path.read_text()
+
+
+def render(kind: str, fields: dict[str, object], version: str = TEMPLATE_VERSION) -> Prompt:
+    name = f"{kind}.{version}.md"
+    text = template_text(name)
+    try:
+        rendered = Template(text).substitute({k: str(v) for k, v in fields.items()})
+    except KeyError as exc:
+        raise EnvportError(f"template {name} needs field {exc.args[0]!r}") from None
+    return Prompt(kind, name, hashlib.sha256(text.encode()).hexdigest()[:16], rendered)
+
+
+def require_plan(port: EnvPort) -> TranslationPlan:
+    if port.plan is None:
+        raise EnvportError(f"env {port.name!r} declares no translation plan (EnvPort.plan), so "
+                           f"it cannot be generated")
+    if port.plan.language not in LANGUAGES:
+        raise EnvportError(f"env {port.name!r}: unknown target language {port.plan.language!r}; "
+                           f"templates exist for {', '.join(LANGUAGES)}")
+    return port.plan
+
+
+def _checklist(plan: TranslationPlan, which: str) -> str:
+    text = template_text(f"languages/{plan.language}.{which}.md").rstrip()
+    if which == "constraints" and plan.constraints:
+        text += "\n" + plan.constraints.rstrip()
+    return text
+
+
+def l1_test_file(module: ModulePlan) -> str:
+    """Where the model writes its L1 tests for ``module`` (in the work dir's tests folder)."""
+    return f"tests/test_l1_{module.name}.py"
+
+
+def _tests(port: EnvPort, module: ModulePlan | None) -> str:
+    plan = require_plan(port)
+    mods = [module] if module is not None else plan.modules
+    files = [t for m in mods for t in m.tests]
+    files += [l1_test_file(m) + " (yours)" for m in mods]
+    return "\n".join(f"- {f}" for f in dict.fromkeys(files))
+
+
+def system_prompt(port: EnvPort) -> Prompt:
+    plan = require_plan(port)
+    return render("system", {"env": port.name, "reference": port.reference,
+                             "language": _language(plan),
+                             "tolerance": port.tolerance})
+
+
+def _language(plan: TranslationPlan) -> str:
+    return {"jax": "JAX", "rust": "Rust"}[plan.language]
+
+
+def translate_prompt(port: EnvPort, module: ModulePlan) -> Prompt:
+    plan = require_plan(port)
+    sources = dict(module.reference_sources())
+    counts = {name: len(text.splitlines()) for name, text in sources.items()}
+    deps = [plan.module(d) for d in module.depends_on]
+    return render("translate", {
+        "env": port.name, "module": module.name, "target": module.target,
+        "language": _language(plan),
+        "source_list": "\n".join(f"- `{n}`: {c} lines" for n, c in counts.items()) or "- (none)",
+        "line_count": sum(counts.values()),
+        "constraints": _checklist(plan, "constraints"),
+        "contract": module.contract.strip(),
+        "dependencies": "\n".join(f"- `{d.name}`: {d.target}" for d in deps) or "- (none)",
+        "tests": _tests(port, module), "l1_test_file": l1_test_file(module),
+        "sources": "\n\n".join(f"### {n}\n```\n{t.rstrip()}\n```" for n, t in sources.items()),
+    })
+
+
+def repair_prompt(port: EnvPort, module: ModulePlan, failure: Failure, iteration: int = 1,
+                  budget_left: str = "unknown") -> Prompt:
+    require_plan(port)
+    return render("repair", {
+        "env": port.name, "module": module.name, "target": module.target,
+        "level": failure.level, "summary": failure.summary, "case": failure.case,
+        "tests": _tests(port, None), "l1_test_file": l1_test_file(module),
+        "iteration": iteration, "budget_left": budget_left,
+    })
+
+
+def bench_table(bench: dict | None) -> str:
+    """``bench.json`` as a markdown table (or a note saying there is none yet)."""
+    if not bench:
+        return "(no benchmark yet: run `envport bench <env>` and render this prompt again)"
+    lines = ["| target | num_envs | reference steps/s | candidate steps/s | ratio |",
+             "|---|---|---|---|---|"]
+    for name, target in bench.get("targets", {}).items():
+        for r in target.get("rows", []):
+            ratio = "skipped" if r.get("ratio") is None else f"{r['ratio']:.2f}x"
+            lines.append(f"| {name} | {r.get('num_envs')} | {_sps(r.get('reference_sps'))} | "
+                         f"{_sps(r.get('candidate_sps'))} | {ratio} |")
+    return "\n".join(lines)
+
+
+def _sps(x) -> str:
+    return "—" if x is None else f"{x:,.0f}"
+
+
+def optimise_prompt(port: EnvPort, bench: dict | None) -> Prompt:
+    plan = require_plan(port)
+    return render("optimise", {
+        "env": port.name, "language": _language(plan), "bench_table": bench_table(bench),
+        "checklist": _checklist(plan, "optimise"), "tests": _tests(port, None),
+    })
+
+
+def load_json(path) -> dict | None:
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
