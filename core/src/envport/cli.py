@@ -64,6 +64,16 @@ def _positive_float(text: str) -> float:
     return x
 
 
+def _positive_int(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {n}")
+    return n
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed so docs and tests can inspect it)."""
     p = argparse.ArgumentParser(
@@ -119,6 +129,36 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--bench", type=Path, default=None,
                     help="bench.json that an optimise prompt shows (default: reports/<env>/bench.json)")
     pr.add_argument("--system", action="store_true", help="print the system prompt first")
+
+    g = sub.add_parser("generate", help="translate the env with a model, verify, repair, record")
+    g.add_argument("env", help="env name (see `envport list`)")
+    g.add_argument("--out", default="reports", help="report folder (default: reports)")
+    g.add_argument("--modules", type=_csv, default=None,
+                   help="comma-separated modules of the plan to generate (default: all)")
+    g.add_argument("--model", default=None, help="Anthropic model (default: claude-sonnet-4-6)")
+    g.add_argument("--iterations", type=_positive_int, default=3,
+                   help="T: iterations per phase before a module needs a human (default: 3)")
+    g.add_argument("--max-tokens", type=_positive_int, default=3_000_000,
+                   help="token budget of the run (default: 3,000,000)")
+    g.add_argument("--max-usd", type=_positive_float, default=20.0,
+                   help="dollar budget of the run (default: 20)")
+    g.add_argument("--scale", type=_positive_float, default=0.01,
+                   help="verification budget per iteration, as a fraction of the declared one")
+    g.add_argument("--levels", type=parse_levels, default=["L1", "L2", "L3"],
+                   help="levels verified each iteration (default: L1,L2,L3)")
+    g.add_argument("--timeout", type=_positive_float, default=900.0,
+                   help="seconds a test or verification subprocess may run (default: 900)")
+    g.add_argument("--memory-gb", type=_positive_float, default=8.0,
+                   help="address-space limit of those subprocesses in GiB (default: 8)")
+    again = g.add_mutually_exclusive_group()
+    again.add_argument("--replay", metavar="RUN_ID", default=None,
+                       help="re-run a recorded run from its recorded responses (no API call)")
+    again.add_argument("--resume", metavar="RUN_ID", default=None,
+                       help="continue an interrupted run: replay its responses, then go on live")
+
+    r = sub.add_parser("runs", help="list recorded generation runs")
+    r.add_argument("env", nargs="?", default=None, help="only this env's runs")
+    r.add_argument("--out", default="reports", help="report folder (default: reports)")
     return p
 
 
@@ -217,8 +257,56 @@ def _cmd_prompt(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_generate(args: argparse.Namespace) -> int:
+    from envport.generate import agent, costs, model, prompts, sandbox
+
+    port = registry.get(args.env)
+    prompts.require_plan(port)
+    out = Path(args.out)
+    budget = costs.Budget(iterations=args.iterations, tokens=args.max_tokens, usd=args.max_usd)
+    if args.replay:
+        summary = agent.replay(port, args.replay, out)
+    else:
+        live = model.AnthropicModel()  # raises MissingApiKeyError first: nothing runs without a key
+        port.check_reference()
+        if args.resume:
+            summary = agent.resume(port, args.resume, live, out, budget=budget)
+        else:
+            modules = None if args.modules is None else tuple(args.modules)
+            if modules is not None:
+                port.plan.select(modules)  # unknown module names fail before anything runs
+            config = agent.RunConfig(
+                env=port.name, model=args.model or model.DEFAULT_MODEL, modules=modules,
+                budget=budget, levels=tuple(args.levels), scale=args.scale,
+                limits=sandbox.Limits(args.timeout, int(args.memory_gb * 2**30)))
+            summary = agent.generate(port, live, config, out)
+    print(f"{port.name}: {summary['status'].upper()} after {summary['iterations']} iteration(s), "
+          f"{summary['tokens']} tokens, ${summary['usd']:.4f}")
+    if summary.get("needs_human"):
+        print(f"needs a human: {summary['needs_human']}")
+    print(f"records in {summary['run_dir']} (generate.json, generate.md)")
+    return 0 if summary["status"] == "passed" else 1
+
+
+def _cmd_runs(args: argparse.Namespace) -> int:
+    from envport.generate import records
+
+    runs = records.list_runs(Path(args.out), args.env)
+    if not runs:
+        print(f"no generation runs under {args.out}")
+        return 0
+    for r in runs:
+        usd = "?" if r["usd"] is None else f"${r['usd']:.4f}"
+        extra = f" replay of {r['replay_of']}" if r.get("replay_of") else ""
+        extra += f" resumed from {r['resumed_from']}" if r.get("resumed_from") else ""
+        print(f"{r['env']}  {r['run_id']}  {r['status']}  iterations={r['iterations']}  "
+              f"tokens={r['tokens']}  {usd}  {r['model']}{extra}")
+    return 0
+
+
 _COMMANDS = {"list": _cmd_list, "install-reference": _cmd_install_reference,
-             "verify": _cmd_verify, "bench": _cmd_bench, "prompt": _cmd_prompt}
+             "verify": _cmd_verify, "bench": _cmd_bench, "prompt": _cmd_prompt,
+             "generate": _cmd_generate, "runs": _cmd_runs}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,284 @@
+"""The closed loop (the paper's Algorithm 1, per module of the translation plan):
+
+    for each module, in dependency order:
+        prompt = translate(module)
+        for k in 1..T:
+            the model works with the tools until it stops calling them
+            L1: the module's tests and the L1 tests the model wrote
+            once every module of the plan exists (composed): L1 generic, L2, L3 verification
+            all passed -> next module; else prompt = repair(smallest failing case)
+        T exhausted -> the module needs a human; the run stops
+
+Budgets on tokens and dollars are checked before every model call. The optimise phase (bench
+table -> faster, still equivalent) has its prompt (``envport prompt --kind optimise``) but is
+not yet a phase of this loop.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+from envport.errors import EnvportError
+from envport.generate import prompts, records, sandbox, tools
+from envport.generate.costs import Budget, BudgetExhausted, CostLog, Usage
+from envport.generate.failures import Failure
+from envport.generate.model import DEFAULT_MODEL, MAX_TOKENS, Model, RecordedModel, Request
+from envport.plan import ModulePlan
+from envport.registry import EnvPort
+
+COPY_IGNORE = shutil.ignore_patterns("__pycache__", ".pytest_cache", ".hypothesis", "*.egg-info",
+                                     "build", "dist", ".venv", "*.so")
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    env: str
+    model: str = DEFAULT_MODEL
+    modules: tuple[str, ...] | None = None   # None: the whole plan
+    budget: Budget = field(default_factory=Budget)
+    levels: tuple[str, ...] = ("L1", "L2", "L3")
+    scale: float = 0.01                      # of the port's declared verification budget
+    limits: sandbox.Limits = field(default_factory=sandbox.Limits)
+    max_tokens: int = MAX_TOKENS             # per response
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        d["modules"] = None if self.modules is None else list(self.modules)
+        d["levels"] = list(self.levels)
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict) -> RunConfig:
+        return cls(env=d["env"], model=d["model"],
+                   modules=None if d["modules"] is None else tuple(d["modules"]),
+                   budget=Budget(**d["budget"]), levels=tuple(d["levels"]), scale=d["scale"],
+                   limits=sandbox.Limits(**d["limits"]), max_tokens=d["max_tokens"])
+
+
+@dataclass
+class Iteration:
+    module: str
+    phase: str          # "translate" or "repair"
+    iteration: int      # 1..T within the module
+    prompt: str         # the recorded prompt file
+    tests: dict | None = None
+    verification: dict | None = None
+    failure: dict | None = None
+    verdict: str = ""   # "passed", "failed", "budget exhausted"
+
+
+class Generation:
+    def __init__(self, port: EnvPort, model: Model, config: RunConfig, out: Path,
+                 run_id: str | None = None, prices=None, **lineage):
+        self.port, self.model, self.config = port, model, config
+        self.plan = prompts.require_plan(port)
+        self.modules = self.plan.select(config.modules)
+        self.run_id = run_id or records.new_run_id()
+        self.root = records.generate_dir(out, port.name) / self.run_id
+        if self.root.exists():
+            raise EnvportError(f"run directory {self.root} exists already")
+        self.rec = records.Recorder(self.root)
+        self.work = self.root / "work"
+        self.cost = CostLog(config.model, prices)
+        self.lineage = {k: v for k, v in lineage.items() if v}  # replay_of / resumed_from
+        self.log: list[Iteration] = []
+        self.written: list[str] = []
+        self.verifications = 0
+        self.last_levels: dict = {}
+        self.verified = False  # a verification produced a report (the package composed)
+        self.ws = tools.Workspace(self.work, port.name, config.limits, config.levels, config.scale,
+                                  on_verification=self._saw_verification)
+        self.system = prompts.system_prompt(port)
+
+    # -- set-up -----------------------------------------------------------------------------
+    def _prepare(self) -> None:
+        shutil.copytree(self.plan.package_dir, self.work, ignore=COPY_IGNORE)
+        for m in self.modules:  # the model writes these from the reference
+            for rel in (m.target, prompts.l1_test_file(m)):
+                (self.work / rel).unlink(missing_ok=True)
+        self.rec.write_json("run.json", {
+            "env": self.port.name, "run_id": self.run_id, **self.lineage,
+            "config": self.config.to_json(), "reference": self.port.reference,
+            "package": str(self.plan.package_dir), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "started_unix": time.time(),
+            "templates": self._templates(), "model": self.config.model})
+        self.rec.write_text("system.md", self.system.text)
+
+    def _templates(self) -> list[str]:
+        return [f"{k}.{prompts.TEMPLATE_VERSION}" for k in ("system", *prompts.KINDS)]
+
+    # -- one conversation ---------------------------------------------------------------------
+    def _converse(self, text: str, it: Iteration) -> None:
+        messages: list[dict] = [{"role": "user", "content": text}]
+        for turn in range(1, self.config.budget.tool_turns + 1):
+            self.cost.check(self.config.budget)
+            request = Request(self.config.model, self.system.text, list(messages), tools.TOOLS,
+                              self.config.max_tokens)
+            retries_before = getattr(self.model, "retries", 0)
+            response = self.model.create(request)
+            usage = Usage.from_response(response.get("usage"))
+            entry = self.cost.add(usage, module=it.module, phase=it.phase,
+                                  iteration=it.iteration, turn=turn)
+            self.rec.call({**entry, "request_sha256": records.request_digest(request),
+                           "messages": len(request.messages), "model": response.get("model"),
+                           "stop_reason": response.get("stop_reason"),
+                           "retries": getattr(self.model, "retries", 0) - retries_before},
+                          response)
+            messages.append({"role": "assistant", "content": response["content"]})
+            uses = [b for b in response["content"] if b.get("type") == "tool_use"]
+            if not uses:
+                return
+            results = [self._tool(b, it) for b in uses]
+            messages.append({"role": "user", "content": results})
+        self.rec.append_jsonl("tools.jsonl", {"module": it.module, "iteration": it.iteration,
+                                              "note": "tool-turn cap reached"})
+
+    def _tool(self, block: dict, it: Iteration) -> dict:
+        name, args = block["name"], block.get("input") or {}
+        n = sum(1 for _ in (self.root / "iterations").glob(f"{it.module}-{it.iteration}/tool-verify-*"))
+        result = tools.execute(self.ws, name, args, lambda: self._iter_dir(it) / f"tool-verify-{n + 1}")
+        if name == "write_file" and not result.is_error:
+            path = args["path"]
+            if path.startswith("tests/") and path not in self.written:
+                self.written.append(path)
+        shown = {k: (v if k != "content" else f"<{len(v)} chars>") for k, v in args.items()}
+        self.rec.append_jsonl("tools.jsonl", {
+            "module": it.module, "iteration": it.iteration, "tool_use_id": block["id"],
+            "name": name, "input": shown, "is_error": result.is_error,
+            "result": result.content[:4000]})
+        return {"type": "tool_result", "tool_use_id": block["id"], "content": result.content,
+                "is_error": result.is_error}
+
+    def _saw_verification(self, v: tools.Verification) -> None:
+        self.verifications += 1
+        if v.report:
+            self.verified = True
+            self.last_levels = v.report.get("levels", {})
+
+    def _iter_dir(self, it: Iteration) -> Path:
+        return self.root / "iterations" / f"{it.module}-{it.iteration}"
+
+    # -- checks after a model turn ------------------------------------------------------------------
+    def _complete(self) -> bool:
+        return all((self.work / m.target).exists() for m in self.plan.modules)
+
+    def _check(self, module: ModulePlan, it: Iteration) -> Failure | None:
+        paths = [t for t in (*module.tests, prompts.l1_test_file(module)) if (self.work / t).exists()]
+        if paths:
+            run = self.ws.run_tests(paths)
+            self.rec.write_text(str(self._iter_dir(it).relative_to(self.root) / "tests.txt"), run.output)
+            it.tests = {"paths": paths, "returncode": run.returncode, "passed": run.passed}
+            if not run.passed:
+                return tools.failure_of_tests(run)
+        if not self._complete():
+            return None  # composed and verified once the plan's last module exists
+        v = self.ws.run_verification(self._iter_dir(it) / "verify")
+        it.verification = {"passed": v.passed, "levels": v.report.get("levels", {})}
+        return None if v.passed else v.failure
+
+    # -- the loop ---------------------------------------------------------------------------
+    def run(self) -> dict:
+        t0 = time.time()
+        self._prepare()
+        status, needs_human = "passed", None
+        try:
+            for module in self.modules:
+                if not self._module(module):
+                    status = "needs_human"
+                    needs_human = (f"module {module.name!r} still fails after "
+                                   f"{self.config.budget.iterations} iterations")
+                    break
+        except BudgetExhausted as exc:
+            status, needs_human = "budget_exhausted", f"{exc} (module {self.log[-1].module!r})"
+            self.log[-1].verdict = "budget exhausted"
+            self._log(self.log[-1])
+        except BaseException as exc:  # the API failed for good, a replay diverged, Ctrl-C:
+            # record what happened, then let it propagate (resume picks the run up again)
+            self._finish("error", f"{type(exc).__name__}: {exc}", t0)
+            raise
+        if status == "passed" and not self.verified:
+            status, needs_human = "incomplete", "the package was never verified (a module is missing)"
+        return self._finish(status, needs_human, t0)
+
+    def _finish(self, status: str, needs_human: str | None, t0: float) -> dict:
+        summary = self._summary(status, needs_human, time.time() - t0)
+        self.rec.write_text("final.diff", records.final_diff(self.plan.package_dir, self.work))
+        self.rec.write_json("generate.json", summary)
+        self.rec.write_text("generate.md", records.render_markdown(summary))
+        return summary
+
+    def _module(self, module: ModulePlan) -> bool:
+        prompt, phase = prompts.translate_prompt(self.port, module), "translate"
+        for k in range(1, self.config.budget.iterations + 1):
+            rel = self.rec.prompt(phase, module.name, k, prompt.text)
+            it = Iteration(module.name, phase, k, rel)
+            self.log.append(it)
+            self._converse(prompt.text, it)
+            failure = self._check(module, it)
+            it.verdict = "passed" if failure is None else "failed"
+            it.failure = None if failure is None else failure.to_json()
+            self._log(it)
+            if failure is None:
+                return True
+            left = self.config.budget.iterations - k
+            prompt = prompts.repair_prompt(
+                self.port, module, failure, iteration=k + 1,
+                budget_left=f"{left} iteration(s) after this one, "
+                            f"${max(0.0, self.config.budget.usd - self.cost.usd):.2f}, "
+                            f"{max(0, self.config.budget.tokens - self.cost.tokens)} tokens")
+            phase = "repair"
+        return False
+
+    def _log(self, it: Iteration) -> None:
+        self.rec.append_jsonl("iterations.jsonl", asdict(it))
+
+    def _summary(self, status: str, needs_human: str | None, wall_s: float) -> dict:
+        totals = self.cost.totals()
+        return {
+            "env": self.port.name, "run_id": self.run_id, **self.lineage, "status": status,
+            "needs_human": needs_human, "model": self.config.model,
+            "modules": [m.name for m in self.modules], "iterations": len(self.log),
+            "iterations_per_module": {m.name: sum(1 for it in self.log if it.module == m.name)
+                                      for m in self.modules},
+            "verifications": self.verifications, "tests_written": self.written,
+            "tokens": totals["tokens"], "usd": totals["usd"], "cost": totals,
+            "retries": getattr(self.model, "retries", 0), "wall_s": round(wall_s, 2),
+            "final_levels": self.last_levels, "templates": self._templates(),
+            "budget": asdict(self.config.budget), "iteration_log": [asdict(i) for i in self.log],
+            "run_dir": str(self.root),
+        }
+
+
+def generate(port: EnvPort, model: Model, config: RunConfig, out: Path = Path("reports"),
+             run_id: str | None = None, prices=None) -> dict:
+    return Generation(port, model, config, Path(out), run_id, prices).run()
+
+
+def _recorded(port: EnvPort, out: Path, run_id: str) -> tuple[RunConfig, list[dict]]:
+    root = records.run_dir(out, port.name, run_id)
+    config = RunConfig.from_json(json.loads((root / "run.json").read_text())["config"])
+    calls = [{"request_sha256": c["request_sha256"], "response": c["response"]}
+             for c in records.load_calls(root)]
+    return config, calls
+
+
+def replay(port: EnvPort, run_id: str, out: Path = Path("reports"), prices=None) -> dict:
+    """Re-run a recorded run from its recorded responses: no model is called; the files,
+    tests and verification run again for real."""
+    config, calls = _recorded(port, Path(out), run_id)
+    return Generation(port, RecordedModel(calls), config, Path(out), prices=prices,
+                      replay_of=run_id).run()
+
+
+def resume(port: EnvPort, run_id: str, live: Model, out: Path = Path("reports"),
+           prices=None, budget: Budget | None = None) -> dict:
+    """Continue an interrupted run: its recorded responses bring the work dir back to where it
+    stopped (the tools run again), then ``live`` takes over."""
+    config, calls = _recorded(port, Path(out), run_id)
+    if budget is not None:
+        config = replace(config, budget=budget)
+    return Generation(port, RecordedModel(calls, live), config, Path(out), prices=prices,
+                      resumed_from=run_id).run()

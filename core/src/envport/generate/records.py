@@ -1,0 +1,187 @@
+"""Everything a run leaves in ``reports/<env>/generate/<run-id>/``.
+
+::
+
+    run.json            the configuration (model, budgets, modules, levels, template versions)
+    system.md           the system prompt
+    prompts/NNN-*.md    each rendered prompt (translate / repair), in order
+    calls.jsonl         one line per model call: context, request digest, usage, cost, retries
+    responses/NNNN.json each response verbatim (what --replay and resume play back)
+    tools.jsonl         one line per tool call: name, input, result (truncated)
+    iterations.jsonl    one line per iteration: module, phase, checks, verdict
+    iterations/<module>-<k>/  that iteration's test output and verify.json/verify.md
+    final.diff          the work dir against the package it was copied from
+    generate.json, generate.md   the summary
+    work/               the work dir (the generated package)
+
+Every write goes through :meth:`Recorder.redact`: the API key's value, should it ever reach a
+string we write, is replaced before it touches the disk.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import os
+import secrets
+import time
+from pathlib import Path
+
+from envport.errors import EnvportError
+from envport.generate.model import API_KEY_ENV, Request
+
+REDACTED = "[redacted]"
+
+
+def new_run_id() -> str:
+    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+
+
+def generate_dir(out: Path, env: str) -> Path:
+    return Path(out) / env / "generate"
+
+
+def run_dir(out: Path, env: str, run_id: str) -> Path:
+    path = generate_dir(out, env) / run_id
+    if not path.is_dir():
+        known = ", ".join(r["run_id"] for r in list_runs(out, env)) or "none"
+        raise EnvportError(f"no run {run_id!r} of {env} under {generate_dir(out, env)} (runs: {known})")
+    return path
+
+
+class Recorder:
+    def __init__(self, root: Path):
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.seq = {"prompt": 0, "call": 0}
+
+    @staticmethod
+    def redact(text: str) -> str:
+        key = os.environ.get(API_KEY_ENV, "")
+        return text.replace(key, REDACTED) if len(key) >= 8 else text
+
+    def write_text(self, rel: str, text: str) -> Path:
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(self.redact(text))
+        return path
+
+    def write_json(self, rel: str, obj) -> Path:
+        return self.write_text(rel, json.dumps(obj, indent=2, default=str) + "\n")
+
+    def append_jsonl(self, rel: str, obj) -> None:
+        path = self.root / rel
+        with open(path, "a") as f:
+            f.write(self.redact(json.dumps(obj, default=str)) + "\n")
+
+    def prompt(self, kind: str, module: str, iteration: int, text: str) -> str:
+        self.seq["prompt"] += 1
+        rel = f"prompts/{self.seq['prompt']:03d}-{kind}-{module}-it{iteration}.md"
+        self.write_text(rel, text)
+        return rel
+
+    def call(self, entry: dict, response: dict) -> int:
+        self.seq["call"] += 1
+        n = self.seq["call"]
+        self.write_json(f"responses/{n:04d}.json", response)
+        self.append_jsonl("calls.jsonl", {"call": n, **entry})
+        return n
+
+
+def request_digest(request: Request) -> str:
+    """What a faithful replay must reproduce: model, system prompt, tools and every message,
+    except the text of tool results (test output and timings vary between machines); whether
+    each tool call failed is kept."""
+    messages = []
+    for m in request.messages:
+        content = m["content"]
+        if isinstance(content, list):
+            content = [{"type": b["type"], "tool_use_id": b["tool_use_id"],
+                        "is_error": b.get("is_error", False)} if b.get("type") == "tool_result" else b
+                       for b in content]
+        messages.append({"role": m["role"], "content": content})
+    body = json.dumps({"model": request.model, "system": request.system, "tools": request.tools,
+                       "messages": messages}, sort_keys=True, default=str)
+    return hashlib.sha256(body.encode()).hexdigest()
+
+
+def load_calls(root: Path) -> list[dict]:
+    """The recorded model calls of a run, in order, with their responses."""
+    path = Path(root) / "calls.jsonl"
+    if not path.exists():
+        return []
+    out = []
+    for line in path.read_text().splitlines():
+        entry = json.loads(line)
+        entry["response"] = json.loads((Path(root) / f"responses/{entry['call']:04d}.json").read_text())
+        out.append(entry)
+    return out
+
+
+def list_runs(out: Path, env: str | None = None) -> list[dict]:
+    """Every run under ``out`` (all envs, or one), oldest first."""
+    runs = []
+    for gen in sorted(Path(out).glob(f"{env or '*'}/generate")):
+        for d in (p for p in gen.iterdir() if (p / "run.json").is_file()):
+            config = json.loads((d / "run.json").read_text())
+            summary = d / "generate.json"
+            # no summary: the process died before it could write one
+            info = json.loads(summary.read_text()) if summary.exists() else {**config, "status": "interrupted"}
+            runs.append({"run_id": d.name, "env": gen.parent.name, "path": str(d),
+                         "started": config.get("started_unix", 0.0), **{
+                             k: info.get(k) for k in ("status", "model", "iterations", "tokens",
+                                                      "usd", "replay_of", "resumed_from")}})
+    return sorted(runs, key=lambda r: (r["started"], r["run_id"]))
+
+
+SKIP_PARTS = {"__pycache__", ".pytest_cache", ".hypothesis"}
+
+
+def _text_files(root: Path) -> dict[str, list[str]]:
+    out = {}
+    for p in sorted(root.rglob("*")):
+        if p.is_file() and not SKIP_PARTS & set(p.parts):
+            try:
+                out[str(p.relative_to(root))] = p.read_text().splitlines(keepends=True)
+            except UnicodeDecodeError:
+                continue
+    return out
+
+
+def final_diff(original: Path, work: Path) -> str:
+    """Unified diff of every text file, original package -> generated work dir."""
+    a, b = _text_files(Path(original)), _text_files(Path(work))
+    chunks = []
+    for rel in sorted(set(a) | set(b)):
+        if a.get(rel) != b.get(rel):
+            chunks += difflib.unified_diff(a.get(rel, []), b.get(rel, []),
+                                           f"a/{rel}" if rel in a else "/dev/null",
+                                           f"b/{rel}" if rel in b else "/dev/null")
+    return "".join(chunks)
+
+
+def render_markdown(s: dict) -> str:
+    lines = [f"# envport generate: {s['env']} — {s['status']}", "",
+             f"- run: {s['run_id']}" + (f" (replay of {s['replay_of']})" if s.get("replay_of") else "")
+             + (f" (resumed from {s['resumed_from']})" if s.get("resumed_from") else ""),
+             f"- model: {s['model']}; templates: {', '.join(s['templates'])}",
+             f"- iterations: {s['iterations']} (at most {s['budget']['iterations']} per phase)",
+             f"- tokens: {s['tokens']} ({s['cost']['input_tokens']} in, {s['cost']['output_tokens']} out) "
+             f"in {s['cost']['calls']} model calls; cost: ${s['usd']:.4f}",
+             f"- wall time: {s['wall_s']:.1f} s", f"- tests written: {', '.join(s['tests_written']) or 'none'}",
+             f"- final levels: {json.dumps(s['final_levels'])}", ""]
+    if s.get("needs_human"):
+        lines += [f"**Needs a human:** {s['needs_human']}", ""]
+    lines += ["| # | module | phase | tests | verification | verdict |", "|---|---|---|---|---|---|"]
+    for i, it in enumerate(s["iteration_log"], 1):
+        tests = "—" if it["tests"] is None else ("pass" if it["tests"]["passed"] else "FAIL")
+        ver = "—" if it["verification"] is None else ("pass" if it["verification"]["passed"] else "FAIL")
+        lines.append(f"| {i} | {it['module']} | {it['phase']} | {tests} | {ver} | {it['verdict']} |")
+    lines.append("")
+    for it in s["iteration_log"]:
+        if it.get("failure"):
+            f = it["failure"]
+            lines += [f"## {it['module']} iteration {it['iteration']}: {f['level']} failed", "",
+                      f["summary"], "", f["case"], ""]
+    return "\n".join(lines)

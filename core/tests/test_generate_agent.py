@@ -1,0 +1,243 @@
+"""The generation loop on a tiny pure-Python package: the real Anthropic SDK against a mock HTTP
+transport (the request it sends, usage -> cost log, retries), the sandbox, the records, replay,
+resume and budgets. No JAX and no reference here; pong-port's tests run the loop end to end."""
+
+import json
+from pathlib import Path
+
+import httpx2
+import pytest
+
+from envport.errors import EnvportError
+from envport.generate import agent, model, records, sandbox, tools
+from envport.generate.costs import Budget, Usage
+from envport.plan import ModulePlan, TranslationPlan
+from envport.registry import EnvPort
+
+KEY = "sk-ant-test-0123456789-SECRET"
+SOURCE = "int add(int a, int b) { return a + b; }\n"
+GOOD = "def add(a, b):\n    return a + b\n"
+BAD = "def add(a, b):\n    return a - b\n"
+TESTS = """\
+from toy_gen.core import add
+
+def test_add():
+    assert add(2, 3) == 5
+
+def test_no_secret_reaches_generated_code():
+    assert not [k for k in os.environ if "ANTHROPIC" in k or "API_KEY" in k]
+"""
+USAGE = {"input_tokens": 1000, "output_tokens": 200, "cache_creation_input_tokens": 0,
+         "cache_read_input_tokens": 0}
+# claude-sonnet-4-6 (the default model): $3 / $15 per million tokens
+USD_PER_CALL = (1000 * 3 + 200 * 15) / 1e6
+
+
+@pytest.fixture
+def port(tmp_path) -> EnvPort:
+    pkg = tmp_path / "toy-gen"
+    (pkg / "src/toy_gen").mkdir(parents=True)
+    (pkg / "src/toy_gen/__init__.py").write_text("")
+    (pkg / "src/toy_gen/core.py").write_text(GOOD)  # the run deletes it: the model writes it
+    (pkg / "tests").mkdir()
+    (pkg / "tests/test_core.py").write_text(TESTS)
+    plan = TranslationPlan(pkg, "jax", [ModulePlan(
+        "core", "src/toy_gen/core.py", lambda: {"add.c": SOURCE}, "`add(a, b)`",
+        tests=["tests/test_core.py"])])
+    return EnvPort(name="toygen", reference="add.c", candidate="toy_gen",
+                   install_reference=lambda: None, check_reference=lambda: None, plan=plan)
+
+
+def config(**kw) -> agent.RunConfig:
+    return agent.RunConfig(env="toygen", levels=(), budget=kw.pop("budget", Budget(iterations=2)),
+                           limits=sandbox.Limits(timeout_s=120, memory_bytes=4 * 2**30), **kw)
+
+
+def api_message(content, n) -> dict:
+    return model.response(content, USAGE, id=f"msg_{n}")
+
+
+def writes(code: str, n: int) -> dict:
+    return api_message([model.text_block("Writing the module."),
+                        model.tool_use("write_file", {"path": "src/toy_gen/core.py", "content": code},
+                                       f"toolu_{n}")], n)
+
+
+def done(n: int) -> dict:
+    return api_message([model.text_block("Done.")], n)
+
+
+def mock_api(replies: list):
+    """An httpx2 transport playing ``replies`` (a dict = 200 JSON, or (status, headers, body))."""
+    seen = []
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        seen.append(request)
+        reply = replies[len(seen) - 1]
+        if isinstance(reply, tuple):
+            status, headers, body = reply
+            return httpx2.Response(status, headers=headers, json=body)
+        return httpx2.Response(200, json=reply)
+
+    return httpx2.Client(transport=httpx2.MockTransport(handler)), seen
+
+
+def all_text(root: Path) -> str:
+    return "\n".join(p.read_text(errors="replace") for p in root.rglob("*") if p.is_file())
+
+
+def test_real_sdk_request_and_cost_log(port, tmp_path, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    overloaded = (529, {}, {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
+    limited = (429, {"retry-after": "7"}, {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}})
+    http, seen = mock_api([overloaded, writes(GOOD, 1), limited, done(2)])
+    slept = []
+    live = model.AnthropicModel(http_client=http, sleep=slept.append, backoff_s=0.5)
+    summary = agent.generate(port, live, config(), out=tmp_path / "reports")
+
+    assert summary["status"] == "passed", summary
+    assert summary["iterations"] == 1 and summary["retries"] == 2
+    assert len(slept) == 2 and slept[1] >= 7  # retry-after is honoured
+    first = json.loads(seen[0].content)
+    assert seen[0].url.path == "/v1/messages" and seen[0].headers["authorization"] == f"Bearer {KEY}"
+    assert first["model"] == "claude-sonnet-4-6" and first["max_tokens"] == model.MAX_TOKENS
+    assert first["tools"] == tools.TOOLS
+    assert {t["name"] for t in first["tools"]} == {"read_file", "write_file", "list_files",
+                                                   "run_tests", "run_verification"}
+    for t in first["tools"]:
+        assert t["input_schema"]["type"] == "object" and t["description"]
+    assert first["system"].startswith("You are porting a reference")
+    assert first["messages"][0]["role"] == "user"
+    assert "Translate module `core` of toygen" in first["messages"][0]["content"]
+    assert SOURCE.strip() in first["messages"][0]["content"]
+    # the second call carries the tool result of the write
+    second = json.loads(seen[3].content)
+    result = second["messages"][2]["content"][0]
+    assert result["type"] == "tool_result" and result["tool_use_id"] == "toolu_1"
+    assert "wrote src/toy_gen/core.py" in result["content"] and not result["is_error"]
+
+    # usage read back into the cost log
+    run = Path(summary["run_dir"])
+    calls = [json.loads(line) for line in (run / "calls.jsonl").read_text().splitlines()]
+    assert [c["input_tokens"] for c in calls] == [1000, 1000]
+    assert [c["retries"] for c in calls] == [1, 1]
+    assert calls[0]["usd"] == pytest.approx(USD_PER_CALL)
+    assert summary["tokens"] == 2400 and summary["usd"] == pytest.approx(2 * USD_PER_CALL)
+    # the key is in no record, and generated code never saw it (the toy's second test)
+    assert KEY not in all_text(tmp_path / "reports")
+    assert "2 passed" in (run / "iterations/core-1/tests.txt").read_text()
+
+
+def test_missing_key_is_a_clear_error(monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    with pytest.raises(model.MissingApiKeyError, match="ANTHROPIC_API_KEY is not set"):
+        model.AnthropicModel()
+
+
+def test_non_retryable_error_is_raised_and_recorded(port, tmp_path, monkeypatch):
+    import anthropic
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    bad = (401, {}, {"type": "error", "error": {"type": "authentication_error", "message": "bad key"}})
+    http, seen = mock_api([bad])
+    with pytest.raises(anthropic.AuthenticationError):
+        agent.generate(port, model.AnthropicModel(http_client=http, sleep=lambda s: None),
+                       config(), out=tmp_path, run_id="r1")
+    assert len(seen) == 1
+    summary = json.loads((tmp_path / "toygen/generate/r1/generate.json").read_text())
+    assert summary["status"] == "error" and "AuthenticationError" in summary["needs_human"]
+
+
+def test_repair_then_replay_identical(port, tmp_path):
+    def repair(request):  # the second iteration starts from a repair prompt with the failure
+        text = request.messages[0]["content"]
+        assert "L1 tests failed" in text and "assert -1 == 5" in text
+        return writes(GOOD, 3)
+
+    script = model.ScriptedModel([writes(BAD, 1), done(2), repair, done(4)])
+    out = tmp_path / "reports"
+    first = agent.generate(port, script, config(), out=out, run_id="first")
+    assert first["status"] == "passed" and first["iterations"] == 2
+    assert [it["verdict"] for it in first["iteration_log"]] == ["failed", "passed"]
+    assert first["usd"] == pytest.approx(4 * USD_PER_CALL)
+    run = out / "toygen/generate/first"
+    assert sorted(p.name for p in (run / "prompts").iterdir()) == [
+        "001-translate-core-it1.md", "002-repair-core-it2.md"]
+    assert (run / "final.diff").read_text() == ""  # the fixed module equals the original
+    assert "iterations: 2" in (run / "generate.md").read_text()
+
+    again = agent.replay(port, "first", out)
+    assert again["replay_of"] == "first"
+    volatile = {"run_id", "replay_of", "wall_s", "run_dir"}
+    assert {k: v for k, v in again.items() if k not in volatile} == \
+           {k: v for k, v in first.items() if k not in volatile}
+    listed = records.list_runs(out, "toygen")
+    assert [r["run_id"] for r in listed] == ["first", again["run_id"]]
+
+
+def test_replay_that_diverges_is_an_error(port, tmp_path):
+    out = tmp_path / "reports"
+    agent.generate(port, model.ScriptedModel([writes(GOOD, 1), done(2)]), config(), out, "one")
+    (port.plan.package_dir / "tests/test_core.py").write_text(TESTS + "\ndef test_more():\n    assert False\n")
+    with pytest.raises(EnvportError, match="replay"):
+        agent.replay(port, "one", out)
+
+
+def test_budget_exhausted_needs_a_human(port, tmp_path):
+    out = tmp_path / "reports"
+    # always the wrong code: T = 2 iterations, then a human
+    script = model.ScriptedModel([writes(BAD, 1), done(2), writes(BAD, 3), done(4)])
+    s = agent.generate(port, script, config(), out)
+    assert s["status"] == "needs_human" and "'core' still fails after 2 iterations" in s["needs_human"]
+    # dollars: the second call would exceed $0.005
+    script = model.ScriptedModel([writes(BAD, 1), done(2)])
+    s = agent.generate(port, script, config(budget=Budget(iterations=3, usd=0.005)), out)
+    assert s["status"] == "budget_exhausted" and "dollar budget" in s["needs_human"]
+    assert s["usd"] == pytest.approx(USD_PER_CALL)
+    assert "Needs a human" in (Path(s["run_dir"]) / "generate.md").read_text()
+    assert "-    return a + b\n+    return a - b" in (Path(s["run_dir"]) / "final.diff").read_text()
+
+
+def test_resume_an_interrupted_run(port, tmp_path):
+    out = tmp_path / "reports"
+
+    def interrupt(request):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        agent.generate(port, model.ScriptedModel([writes(BAD, 1), done(2), interrupt]), config(),
+                       out, "cut")
+    assert records.list_runs(out)[0]["status"] == "error"
+    live = model.ScriptedModel([writes(GOOD, 3), done(4)])
+    s = agent.resume(port, "cut", live, out)
+    assert s["status"] == "passed" and s["resumed_from"] == "cut" and s["iterations"] == 2
+    assert len(live.requests) == 2 and "L1 tests failed" in live.requests[0].messages[0]["content"]
+
+
+def test_workspace_confines_paths(tmp_path):
+    ws = tools.Workspace(tmp_path, "toygen", sandbox.Limits())
+    res = tools.execute(ws, "read_file", {"path": "../../etc/passwd"}, lambda: tmp_path)
+    assert res.is_error and "outside the work directory" in res.content
+    assert tools.execute(ws, "write_file", {"path": "a/b.py"}, lambda: tmp_path).is_error
+    assert tools.execute(ws, "nope", {}, lambda: tmp_path).content.startswith("unknown tool")
+    assert not tools.execute(ws, "write_file", {"path": "a/b.py", "content": "x"}, lambda: tmp_path).is_error
+    assert tools.execute(ws, "list_files", {}, lambda: tmp_path).content == "a/b.py"
+
+
+def test_sandbox_timeout_memory_and_secrets(tmp_path, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    slow = sandbox.run_python(["-c", "import time; time.sleep(30)"], tmp_path, sandbox.Limits(timeout_s=1))
+    assert slow.timed_out and slow.wall_s < 10
+    hog = sandbox.run_python(["-c", "b = bytearray(2 * 2**30)"], tmp_path,
+                             sandbox.Limits(memory_bytes=512 * 2**20))
+    assert hog.returncode != 0 and "MemoryError" in hog.output
+    env = sandbox.run_python(["-c", "import os; print(sorted(os.environ))"], tmp_path, sandbox.Limits())
+    assert "ANTHROPIC_API_KEY" not in env.output and KEY not in env.output
+
+
+def test_costs():
+    u = Usage.from_response({"input_tokens": 10, "output_tokens": 5, "cache_read_input_tokens": 100})
+    assert u.total == 115
+    assert u.usd("claude-sonnet-4-5-20250929") == pytest.approx((10 * 3 + 5 * 15 + 100 * 0.3) / 1e6)
+    with pytest.raises(EnvportError, match="no price for model 'gpt-x'"):
+        u.usd("gpt-x")
