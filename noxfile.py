@@ -66,7 +66,7 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "check", "core", "packages", "tools", "noxfile.py")
 
 
-def _env_sessions(name: str, folder: str) -> None:
+def _env_sessions(name: str, folder: str, module: str) -> None:
     @nox.session(name=f"verify-{name}", python=PYTHON)
     def verify(session: nox.Session) -> None:
         """Install the reference, run L1-L3, write reports/<env>/verify.{json,md}."""
@@ -82,8 +82,11 @@ def _env_sessions(name: str, folder: str) -> None:
         # one XLA:CPU device per core: a sharded candidate steps each shard on its own core
         # (the report's host line shows the device count)
         xla = os.environ.get("XLA_FLAGS") or f"--xla_force_host_platform_device_count={os.cpu_count()}"
-        session.run("envport", "bench", name, *session.posargs,
-                    env={**_jax_cache(session), "XLA_FLAGS": xla})
+        env = {**_jax_cache(session), "XLA_FLAGS": xla}
+        session.run("envport", "bench", name, *session.posargs, env=env)
+        # an env package may ship ``<module>.profile``: where the candidate's step time goes
+        if os.path.exists(os.path.join(folder, "src", module, "profile.py")):
+            session.run("python", "-m", f"{module}.profile", env=env)
 
     @nox.session(name=f"build-{name}", python=PYTHON)
     def build(session: nox.Session) -> None:
@@ -92,7 +95,7 @@ def _env_sessions(name: str, folder: str) -> None:
 
 
 for _name, (_folder, _module) in ENVS.items():
-    _env_sessions(_name, _folder)
+    _env_sessions(_name, _folder, _module)
 
 
 @nox.session(name="build-envport", python=PYTHON)
