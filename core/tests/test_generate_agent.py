@@ -19,6 +19,8 @@ SOURCE = "int add(int a, int b) { return a + b; }\n"
 GOOD = "def add(a, b):\n    return a + b\n"
 BAD = "def add(a, b):\n    return a - b\n"
 TESTS = """\
+import os
+
 from toy_gen.core import add
 
 def test_add():

@@ -62,6 +62,10 @@ def from_verify_report(report: dict) -> Failure | None:
     if fd and fd.get("level") in ("L2", "L3"):
         case = _l3_case(fd) if fd["level"] == "L3" else _l2_case(fd)
         summary = fd.get("summary") or _l2_summary(fd)
+        l3 = _first_l3(report)
+        if fd["level"] == "L2" and l3 is not None:
+            # the same bug seen along a whole episode: where it first shows from a reset
+            case = case[: MAX_CASE_CHARS // 2] + "\n\nIn a rollout (L3):\n" + _l3_case(l3)
         return Failure(fd["level"], summary, case[:MAX_CASE_CHARS])
     for level in ("L2", "L3"):
         if level in levels and levels[level].get("mismatches"):
@@ -70,6 +74,13 @@ def from_verify_report(report: dict) -> Failure | None:
     if l4 and l4.get("equivalent") is False:
         return Failure("L4", "the policy's score differs between backends beyond the margin",
                        _compact(report["details"]["L4"]))
+    return None
+
+
+def _first_l3(report: dict) -> dict | None:
+    for suite in report.get("details", {}).get("L3") or []:
+        if suite.get("divergences"):
+            return suite["divergences"][0]
     return None
 
 

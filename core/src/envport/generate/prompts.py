@@ -73,12 +73,15 @@ def l1_test_file(module: ModulePlan) -> str:
     return f"tests/test_l1_{module.name}.py"
 
 
-def _tests(port: EnvPort, module: ModulePlan | None) -> str:
+def _tests(port: EnvPort, module: ModulePlan | None, everything: bool = False) -> str:
+    """The module's tests (translate), every module's declared tests plus the module's own L1
+    tests (repair: a fix must not break a neighbour), or every declared test (optimise)."""
     plan = require_plan(port)
-    mods = [module] if module is not None else plan.modules
+    mods = list(plan.modules) if everything else [module]
     files = [t for m in mods for t in m.tests]
-    files += [l1_test_file(m) + " (yours)" for m in mods]
-    return "\n".join(f"- {f}" for f in dict.fromkeys(files))
+    if module is not None:
+        files.append(l1_test_file(module) + " (yours)")
+    return "\n".join(f"- {f}" for f in dict.fromkeys(files)) or "- (none declared)"
 
 
 def system_prompt(port: EnvPort) -> Prompt:
@@ -116,7 +119,7 @@ def repair_prompt(port: EnvPort, module: ModulePlan, failure: Failure, iteration
     return render("repair", {
         "env": port.name, "module": module.name, "target": module.target,
         "level": failure.level, "summary": failure.summary, "case": failure.case,
-        "tests": _tests(port, None), "l1_test_file": l1_test_file(module),
+        "tests": _tests(port, module, everything=True), "l1_test_file": l1_test_file(module),
         "iteration": iteration, "budget_left": budget_left,
     })
 
@@ -143,7 +146,7 @@ def optimise_prompt(port: EnvPort, bench: dict | None) -> Prompt:
     plan = require_plan(port)
     return render("optimise", {
         "env": port.name, "language": _language(plan), "bench_table": bench_table(bench),
-        "checklist": _checklist(plan, "optimise"), "tests": _tests(port, None),
+        "checklist": _checklist(plan, "optimise"), "tests": _tests(port, None, everything=True),
     })
 
 

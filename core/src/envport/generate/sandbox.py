@@ -8,7 +8,6 @@ key), not a security jail: the subprocess still sees the file system with our us
 from __future__ import annotations
 
 import os
-import resource
 import signal
 import subprocess
 import sys
@@ -49,13 +48,14 @@ def python_path(work_dir: Path) -> str:
 
 
 def run(argv: Sequence[str], cwd: Path, limits: Limits, env: dict[str, str] | None = None) -> SandboxResult:
-    def limit_child() -> None:  # runs in the child between fork and exec
-        resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
-
+    # the limit is set by a small launcher that then execs argv; run as a file, not with -m,
+    # so that it starts without importing envport (and with it jax)
+    launcher = [sys.executable, "-S", str(Path(__file__).with_name("limited.py")),
+                str(int(limits.memory_bytes)), "--"]
     t0 = time.monotonic()
-    proc = subprocess.Popen(list(argv), cwd=cwd, env=clean_env(env), stdout=subprocess.PIPE,
+    proc = subprocess.Popen([*launcher, *argv], cwd=cwd, env=clean_env(env), stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, errors="replace",
-                            preexec_fn=limit_child, start_new_session=True)
+                            start_new_session=True)
     try:
         out, _ = proc.communicate(timeout=limits.timeout_s)
         timed_out = False
