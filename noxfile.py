@@ -1,7 +1,7 @@
 """The one entry point for humans and CI (run through ``./dev <session>``).
 
 Sessions: ``tests`` (the default suite, live references on a sample), ``tests-slow``,
-``lint``, and per env ``verify-<env>``, ``bench-<env>``, ``build-<env>``.
+``lint``, and per env ``verify-<env>``, ``bench-<env>``, ``generate-<env>``, ``build-<env>``.
 Every session installs the workspace from ``uv.lock`` into its own venv.
 """
 
@@ -87,6 +87,19 @@ def _env_sessions(name: str, folder: str, module: str) -> None:
         # an env package may ship ``<module>.profile``: where the candidate's step time goes
         if os.path.exists(os.path.join(folder, "src", module, "profile.py")):
             session.run("python", "-m", f"{module}.profile", env=env)
+
+    @nox.session(name=f"generate-{name}", python=PYTHON)
+    def generate(session: nox.Session) -> None:
+        """Translate the env with a model (Anthropic API), verify and repair in a loop;
+        records in reports/<env>/generate/<run-id>/. Needs ANTHROPIC_API_KEY (except --replay)."""
+        if not os.environ.get("ANTHROPIC_API_KEY", "").strip() and "--replay" not in session.posargs:
+            # before installing anything: without a key there is nothing this session can do
+            session.error(
+                "ANTHROPIC_API_KEY is not set: generate-" + name + " calls the Anthropic API. "
+                "Export ANTHROPIC_API_KEY=... and run again (or pass -- --replay <run-id>)")
+        sync(session)
+        install_references(session, {name: None})
+        session.run("envport", "generate", name, *session.posargs, env=_jax_cache(session))
 
     @nox.session(name=f"build-{name}", python=PYTHON)
     def build(session: nox.Session) -> None:

@@ -104,3 +104,21 @@ def test_cli_prompt_errors(capsys, tmp_path):
                          str(tmp_path / "none.json")]) == 2
         assert "envport verify pong" in capsys.readouterr().err
     assert cli.main(["prompt", "pong", "--kind", "fix"]) == 2
+
+
+def test_cli_generate_without_key_names_it(capsys, monkeypatch, tmp_path):
+    """What `nox -s generate-<env>` runs: without a key it stops before doing anything."""
+    pytest.importorskip("pong_port")
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    assert cli.main(["generate", "pong", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "ANTHROPIC_API_KEY is not set" in err and "Nothing was run" in err
+    assert not list(tmp_path.iterdir())
+
+
+def test_cli_runs_and_replay_errors(capsys, tmp_path):
+    assert cli.main(["runs", "--out", str(tmp_path)]) == 0
+    assert "no generation runs" in capsys.readouterr().out
+    if pytest.importorskip("pong_port"):
+        assert cli.main(["generate", "pong", "--out", str(tmp_path), "--replay", "nope"]) == 2
+        assert "no run 'nope' of pong" in capsys.readouterr().err
