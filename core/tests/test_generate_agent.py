@@ -92,7 +92,9 @@ def test_real_sdk_request_and_cost_log(port, tmp_path, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     overloaded = (529, {}, {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
     limited = (429, {"retry-after": "7"}, {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}})
-    http, seen = mock_api([overloaded, writes(GOOD, 1), limited, done(2)])
+    first_reply = writes(GOOD, 1)
+    first_reply["content"][0]["citations"] = []  # response-only field: must not be sent back
+    http, seen = mock_api([overloaded, first_reply, limited, done(2)])
     slept = []
     live = model.AnthropicModel(http_client=http, sleep=slept.append, backoff_s=0.5)
     summary = agent.generate(port, live, config(), out=tmp_path / "reports")
@@ -117,6 +119,11 @@ def test_real_sdk_request_and_cost_log(port, tmp_path, monkeypatch):
     result = second["messages"][2]["content"][0]
     assert result["type"] == "tool_result" and result["tool_use_id"] == "toolu_1"
     assert "wrote src/toy_gen/core.py" in result["content"] and not result["is_error"]
+    # the assistant turn goes back with only the fields an input block accepts
+    assert second["messages"][1] == {"role": "assistant", "content": [
+        {"type": "text", "text": "Writing the module."},
+        {"type": "tool_use", "id": "toolu_1", "name": "write_file",
+         "input": {"path": "src/toy_gen/core.py", "content": GOOD}}]}
 
     # usage read back into the cost log
     run = Path(summary["run_dir"])
@@ -210,6 +217,8 @@ def test_resume_an_interrupted_run(port, tmp_path):
         agent.generate(port, model.ScriptedModel([writes(BAD, 1), done(2), interrupt]), config(),
                        out, "cut")
     assert records.list_runs(out)[0]["status"] == "error"
+    with open(out / "toygen/generate/cut/calls.jsonl", "a") as f:
+        f.write('{"call": 3, "half a li')  # killed while writing: the intact calls still count
     live = model.ScriptedModel([writes(GOOD, 3), done(4)])
     s = agent.resume(port, "cut", live, out)
     assert s["status"] == "passed" and s["resumed_from"] == "cut" and s["iterations"] == 2

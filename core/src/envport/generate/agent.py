@@ -127,7 +127,7 @@ class Generation:
                            "stop_reason": response.get("stop_reason"),
                            "retries": getattr(self.model, "retries", 0) - retries_before},
                           response)
-            messages.append({"role": "assistant", "content": response["content"]})
+            messages.append({"role": "assistant", "content": [_as_input(b) for b in response["content"]]})
             uses = [b for b in response["content"] if b.get("type") == "tool_use"]
             if not uses:
                 return
@@ -250,6 +250,17 @@ class Generation:
             "budget": asdict(self.config.budget), "iteration_log": [asdict(i) for i in self.log],
             "run_dir": str(self.root),
         }
+
+
+# the fields the Messages API accepts back in an assistant turn, per content block type; a
+# response block may carry more (citations, server-side metadata) that an input would reject
+INPUT_FIELDS = {"text": ("type", "text"), "tool_use": ("type", "id", "name", "input"),
+                "thinking": ("type", "thinking", "signature"), "redacted_thinking": ("type", "data")}
+
+
+def _as_input(block: dict) -> dict:
+    keep = INPUT_FIELDS.get(block.get("type"))
+    return block if keep is None else {k: block[k] for k in keep if k in block}
 
 
 def generate(port: EnvPort, model: Model, config: RunConfig, out: Path = Path("reports"),

@@ -113,8 +113,12 @@ def load_calls(root: Path) -> list[dict]:
         return []
     out = []
     for line in path.read_text().splitlines():
-        entry = json.loads(line)
-        entry["response"] = json.loads((Path(root) / f"responses/{entry['call']:04d}.json").read_text())
+        try:
+            entry = json.loads(line)
+            response = Path(root) / f"responses/{entry['call']:04d}.json"
+            entry["response"] = json.loads(response.read_text())
+        except (json.JSONDecodeError, FileNotFoundError):
+            break  # a run killed mid-write: everything before this call is intact
         out.append(entry)
     return out
 
