@@ -252,3 +252,24 @@ def test_costs():
     assert u.usd("claude-sonnet-4-5-20250929") == pytest.approx((10 * 3 + 5 * 15 + 100 * 0.3) / 1e6)
     with pytest.raises(EnvportError, match="no price for model 'gpt-x'"):
         u.usd("gpt-x")
+
+
+FASTER = "def add(a, b):\n    return b + a  # one fewer attribute lookup, honest\n"
+
+
+def test_optimise_keeps_verified_changes_and_reverts_the_rest(port, tmp_path):
+    out = tmp_path / "reports"
+    optimise = [writes(FASTER, 3), done(4),   # kept: the tests still pass
+                writes(BAD, 5), done(6)]      # reverted: it breaks them
+    script = model.ScriptedModel([writes(GOOD, 1), done(2), *optimise])
+    s = agent.generate(port, script, config(optimise=True), out, run_id="opt")
+    assert s["status"] == "passed"
+    assert [(it["phase"], it["verdict"]) for it in s["iteration_log"]] == [
+        ("translate", "passed"), ("optimise", "kept"), ("optimise", "reverted")]
+    # the toy is not a registered env, so there is no bench: the prompt says so
+    assert "no benchmark yet" in script.requests[2].messages[0]["content"]
+    assert "Optimise toygen" in script.requests[2].messages[0]["content"]
+    work = Path(s["run_dir"]) / "work/src/toy_gen/core.py"
+    assert work.read_text() == FASTER  # the last verified version, not the broken one
+    again = agent.replay(port, "opt", out)
+    assert again["iteration_log"] == s["iteration_log"]

@@ -157,3 +157,24 @@ def test_runs_lists_all_three(runs, capsys):
     out = capsys.readouterr().out.splitlines()
     assert [line.split()[2] for line in out] == ["passed", "needs_human", "passed"]
     assert "replay of first" in out[2]
+
+
+@pytest.mark.slow
+def test_optimise_phase_benches_and_reverifies(reference_built, tmp_path):
+    """After the engine passes: the real bench in the sandbox feeds the optimise prompt; a change
+    that stays equivalent is kept and benched again."""
+    tweaked = ENGINE.replace('"""One Pong env', '"""(optimised) One Pong env', 1)
+    script = model.ScriptedModel([write_engine(ENGINE, 1), finished(2),
+                                  write_engine(tweaked, 3), finished(4)])
+    config = agent.RunConfig(env="pong", modules=("engine",), levels=LEVELS, scale=SCALE,
+                             budget=Budget(iterations=1), optimise=True, bench_batch_sizes=(1,),
+                             bench_min_seconds=0.2)
+    plan = dataclasses.replace(PORT.plan, modules=[
+        dataclasses.replace(m, tests=()) if m.name == "engine" else m for m in PORT.plan.modules])
+    s = agent.generate(dataclasses.replace(PORT, plan=plan), script, config, tmp_path)
+    assert s["status"] == "passed", s
+    assert [(it["phase"], it["verdict"]) for it in s["iteration_log"]] == [
+        ("translate", "passed"), ("optimise", "kept")]
+    prompt = script.requests[2].messages[0]["content"]
+    assert "Optimise pong" in prompt and "| frameskip=1 | 1 |" in prompt
+    assert len(s["benches"]) == 2 and s["iteration_log"][1]["bench"]["targets"]["frameskip=8"]

@@ -9,9 +9,12 @@
             all passed -> next module; else prompt = repair(smallest failing case)
         T exhausted -> the module needs a human; the run stops
 
-Budgets on tokens and dollars are checked before every model call. The optimise phase (bench
-table -> faster, still equivalent) has its prompt (``envport prompt --kind optimise``) but is
-not yet a phase of this loop.
+    optionally (``optimise``), once everything passed, for k in 1..T:
+        bench the work dir; prompt = optimise(bench table, checklist)
+        the model works; every declared test and the verification must still pass:
+        kept (and benched again) if they do, reverted to the last verified files if not
+
+Budgets on tokens and dollars are checked before every model call.
 """
 
 from __future__ import annotations
@@ -44,11 +47,15 @@ class RunConfig:
     scale: float = 0.01                      # of the port's declared verification budget
     limits: sandbox.Limits = field(default_factory=sandbox.Limits)
     max_tokens: int = MAX_TOKENS             # per response
+    optimise: bool = False                   # the optimise phase after every module passed
+    bench_batch_sizes: tuple[int, ...] = (1, 128, 2048)
+    bench_min_seconds: float = 1.0
 
     def to_json(self) -> dict:
         d = asdict(self)
         d["modules"] = None if self.modules is None else list(self.modules)
         d["levels"] = list(self.levels)
+        d["bench_batch_sizes"] = list(self.bench_batch_sizes)
         return d
 
     @classmethod
@@ -56,19 +63,23 @@ class RunConfig:
         return cls(env=d["env"], model=d["model"],
                    modules=None if d["modules"] is None else tuple(d["modules"]),
                    budget=Budget(**d["budget"]), levels=tuple(d["levels"]), scale=d["scale"],
-                   limits=sandbox.Limits(**d["limits"]), max_tokens=d["max_tokens"])
+                   limits=sandbox.Limits(**d["limits"]), max_tokens=d["max_tokens"],
+                   optimise=d.get("optimise", False),
+                   bench_batch_sizes=tuple(d.get("bench_batch_sizes", (1, 128, 2048))),
+                   bench_min_seconds=d.get("bench_min_seconds", 1.0))
 
 
 @dataclass
 class Iteration:
     module: str
-    phase: str          # "translate" or "repair"
+    phase: str          # "translate", "repair" or "optimise"
     iteration: int      # 1..T within the module
     prompt: str         # the recorded prompt file
     tests: dict | None = None
     verification: dict | None = None
     failure: dict | None = None
-    verdict: str = ""   # "passed", "failed", "budget exhausted"
+    verdict: str = ""   # "passed", "failed", "budget exhausted"; optimise: "kept", "reverted"
+    bench: dict | None = None  # optimise: the bench after a kept change
 
 
 class Generation:
@@ -90,8 +101,12 @@ class Generation:
         self.verifications = 0
         self.last_levels: dict = {}
         self.verified = False  # a verification produced a report (the package composed)
+        self.benches: list[dict] = []  # optimise: the baseline, then one per kept change
+        self.recorded_benches: list[dict] | None = None  # set by replay
         self.ws = tools.Workspace(self.work, port.name, config.limits, config.levels, config.scale,
-                                  on_verification=self._saw_verification)
+                                  on_verification=self._saw_verification,
+                                  bench_batch_sizes=config.bench_batch_sizes,
+                                  bench_min_seconds=config.bench_min_seconds)
         self.system = prompts.system_prompt(port)
 
     # -- set-up -----------------------------------------------------------------------------
@@ -165,14 +180,20 @@ class Generation:
     def _complete(self) -> bool:
         return all((self.work / m.target).exists() for m in self.plan.modules)
 
-    def _check(self, module: ModulePlan, it: Iteration) -> Failure | None:
-        paths = [t for t in (*module.tests, prompts.l1_test_file(module)) if (self.work / t).exists()]
+    def _check_paths(self, tests: list[str], it: Iteration) -> Failure | None:
+        paths = [t for t in tests if (self.work / t).exists()]
         if paths:
             run = self.ws.run_tests(paths)
             self.rec.write_text(str(self._iter_dir(it).relative_to(self.root) / "tests.txt"), run.output)
             it.tests = {"paths": paths, "returncode": run.returncode, "passed": run.passed}
             if not run.passed:
                 return tools.failure_of_tests(run)
+        return None
+
+    def _check(self, module: ModulePlan, it: Iteration) -> Failure | None:
+        failure = self._check_paths([*module.tests, prompts.l1_test_file(module)], it)
+        if failure is not None:
+            return failure
         if not self._complete():
             return None  # composed and verified once the plan's last module exists
         v = self.ws.run_verification(self._iter_dir(it) / "verify")
@@ -191,6 +212,8 @@ class Generation:
                     needs_human = (f"module {module.name!r} still fails after "
                                    f"{self.config.budget.iterations} iterations")
                     break
+            if status == "passed" and self.config.optimise and self.verified:
+                self._optimise()
         except BudgetExhausted as exc:
             status, needs_human = "budget_exhausted", f"{exc} (module {self.log[-1].module!r})"
             self.log[-1].verdict = "budget exhausted"
@@ -232,6 +255,51 @@ class Generation:
             phase = "repair"
         return False
 
+    # -- optimise ---------------------------------------------------------------------------
+    def _bench(self, name: str) -> dict | None:
+        if self.recorded_benches is not None:
+            # a replay reuses the recorded measurements: timings are not reproducible, and the
+            # optimise prompt that shows them must be the recorded one
+            bench = self.recorded_benches.pop(0) if self.recorded_benches else None
+            if bench is not None:
+                self.benches.append(bench)
+            return bench
+        bench = self.ws.run_bench(self.root / "iterations" / name / "bench")
+        if bench is not None:
+            self.benches.append({"after": name, "targets": bench.get("targets", {})})
+        return bench
+
+    def _optimise(self) -> None:
+        """Each change must keep every test and the verification passing, else it is undone:
+        the work dir always ends verified."""
+        verified = self.root / "verified"
+        shutil.copytree(self.work, verified, ignore=COPY_IGNORE)
+        bench = self._bench("optimise-0")
+        everything = [t for m in self.plan.modules for t in (*m.tests, prompts.l1_test_file(m))]
+        for k in range(1, self.config.budget.iterations + 1):
+            prompt = prompts.optimise_prompt(self.port, bench)
+            it = Iteration("optimise", "optimise", k, self.rec.prompt("optimise", "all", k, prompt.text))
+            self.log.append(it)
+            self._converse(prompt.text, it)
+            failure = self._check_paths(list(dict.fromkeys(everything)), it)
+            if failure is None:
+                v = self.ws.run_verification(self._iter_dir(it) / "verify")
+                it.verification = {"passed": v.passed, "levels": v.report.get("levels", {})}
+                failure = None if v.passed else v.failure
+            it.failure = None if failure is None else failure.to_json()
+            if failure is None:
+                it.verdict = "kept"
+                shutil.rmtree(verified)
+                shutil.copytree(self.work, verified, ignore=COPY_IGNORE)
+                bench = self._bench(f"optimise-{k}") or bench
+                it.bench = None if bench is None else {"targets": bench.get("targets", {})}
+            else:
+                it.verdict = "reverted"
+                shutil.rmtree(self.work)
+                shutil.copytree(verified, self.work)
+            self._log(it)
+        shutil.rmtree(verified)
+
     def _log(self, it: Iteration) -> None:
         self.rec.append_jsonl("iterations.jsonl", asdict(it))
 
@@ -247,6 +315,7 @@ class Generation:
             "tokens": totals["tokens"], "usd": totals["usd"], "cost": totals,
             "retries": getattr(self.model, "retries", 0), "wall_s": round(wall_s, 2),
             "final_levels": self.last_levels, "templates": self._templates(),
+            "benches": self.benches,
             "budget": asdict(self.config.budget), "iteration_log": [asdict(i) for i in self.log],
             "run_dir": str(self.root),
         }
@@ -280,8 +349,11 @@ def replay(port: EnvPort, run_id: str, out: Path = Path("reports"), prices=None)
     """Re-run a recorded run from its recorded responses: no model is called; the files,
     tests and verification run again for real."""
     config, calls = _recorded(port, Path(out), run_id)
-    return Generation(port, RecordedModel(calls), config, Path(out), prices=prices,
-                      replay_of=run_id).run()
+    gen = Generation(port, RecordedModel(calls), config, Path(out), prices=prices, replay_of=run_id)
+    recorded = records.run_dir(Path(out), port.name, run_id) / "generate.json"
+    if recorded.exists():
+        gen.recorded_benches = list(json.loads(recorded.read_text()).get("benches", []))
+    return gen.run()
 
 
 def resume(port: EnvPort, run_id: str, live: Model, out: Path = Path("reports"),

@@ -183,6 +183,15 @@ def render_markdown(s: dict) -> str:
         ver = "—" if it["verification"] is None else ("pass" if it["verification"]["passed"] else "FAIL")
         lines.append(f"| {i} | {it['module']} | {it['phase']} | {tests} | {ver} | {it['verdict']} |")
     lines.append("")
+    if s.get("benches"):
+        lines += ["## Optimise: candidate/reference steps per second", "",
+                  "| after | target | num_envs | ratio |", "|---|---|---|---|"]
+        for b in s["benches"]:
+            for name, t in b["targets"].items():
+                for r in t.get("rows", []):
+                    ratio = "—" if r.get("ratio") is None else f"{r['ratio']:.2f}x"
+                    lines.append(f"| {b['after']} | {name} | {r.get('num_envs')} | {ratio} |")
+        lines.append("")
     for it in s["iteration_log"]:
         if it.get("failure"):
             f = it["failure"]

@@ -98,6 +98,8 @@ class Workspace:
     scale: float = 0.01
     extra_env: dict[str, str] = field(default_factory=dict)  # e.g. the JAX compilation cache
     on_verification: Callable[[Verification], None] | None = None
+    bench_batch_sizes: tuple[int, ...] = (1, 128, 2048)
+    bench_min_seconds: float = 1.0
 
     def path(self, rel: str) -> Path:
         root = self.root.resolve()
@@ -169,6 +171,20 @@ class Workspace:
         if self.on_verification:
             self.on_verification(v)
         return v
+
+    def run_bench(self, out_dir: Path) -> dict | None:
+        """``envport bench`` on the work dir's port (sandboxed); its bench.json, or None."""
+        out_dir.mkdir(parents=True, exist_ok=True)
+        res = sandbox.run_python(
+            ["-m", "envport", "bench", self.env, "--out", str(out_dir), "--no-progress",
+             "--batch-sizes", ",".join(map(str, self.bench_batch_sizes)),
+             "--min-seconds", repr(self.bench_min_seconds)],
+            self.root, self.limits, self.extra_env)
+        path = out_dir / self.env / "bench.json"
+        if res.returncode != 0 or not path.exists():
+            (out_dir / "bench.log").write_text(self.scrub(res.output))
+            return None
+        return json.loads(path.read_text())
 
 
 def levels_ran(report: dict, levels) -> bool:
