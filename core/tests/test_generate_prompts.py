@@ -122,3 +122,20 @@ def test_cli_runs_and_replay_errors(capsys, tmp_path):
     if pytest.importorskip("pong_port"):
         assert cli.main(["generate", "pong", "--out", str(tmp_path), "--replay", "nope"]) == 2
         assert "no run 'nope' of pong" in capsys.readouterr().err
+
+
+def test_every_registered_plan_points_at_real_files():
+    from envport import registry
+
+    plans = {name: registry.get(name).plan for name in registry.available()}
+    for name, plan in plans.items():
+        if plan is None:
+            continue
+        assert plan.language in prompts.LANGUAGES, name
+        for m in plan.modules:
+            assert (plan.package_dir / m.target).is_file(), (name, m.target)
+            for t in m.tests:
+                assert (plan.package_dir / t).is_file(), (name, t)
+            assert m.contract.strip(), (name, m.name)
+    assert plans.get("pong") is not None
+    assert [m.name for m in plans["pong"].modules] == ["glibc_rand", "stream", "engine", "env"]
