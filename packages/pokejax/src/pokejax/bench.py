@@ -9,7 +9,9 @@ choose at once, or only the forced side(s) during a forced switch), on both side
   them: each side with a request plays the ``(k mod n)``-th of its ``n`` legal actions
   (Showdown's own request; ``k`` from the harness, uniform, so the choice is uniform over the
   legal actions), ``Battle.choose`` runs the turn; an ended battle is replaced at once by a new
-  one (two teams from Showdown's ``gen1randombattle`` generator). No state is exported: the
+  one whose two teams come from a pool of ``RESET_POOL`` pairs that Showdown's
+  ``gen1randombattle`` generator made up front (untimed; the candidate resets from a pool of
+  the same size, so neither side generates teams in the timed loop). No state is exported: the
   one round trip per batched step carries only the ``k`` values. One battle at a time is
   Showdown's fastest setting (on the 2-core VM ~2,000-2,700 decisions/s; 512 interleaved
   battles ~1,500/s), and ``REFERENCE_WARMUP`` decisions are played before the timing starts
@@ -55,7 +57,8 @@ HOW_ACTIONS = (
     f"process playing the decisions itself ({REFERENCE_MAX_LIVE} live battle(s), "
     f"{REFERENCE_WARMUP} warm-up decisions untimed; each side plays the (k mod n)-th of its n legal actions from Showdown's "
     "request, k uniform from the harness; no state export; ended battles replaced at once by "
-    "new ones with Showdown-generated teams). Candidate: jit(fori_loop(one jax.random.bits "
+    f"new ones with teams from a pool of {RESET_POOL} Showdown-generated pairs made up front). "
+    "Candidate: jit(fori_loop(one jax.random.bits "
     "call per batch, the same (k mod n)-th legal action from legal.legal_mask, "
     "vmap(battle.step), auto-reset of ended battles from a pool of "
     f"{RESET_POOL} start battles drawn once in JAX (teams.sample_team + start.new_battle) "
@@ -72,7 +75,7 @@ class _RefStepper:
         self.live = min(self.num_envs, int(max_live))
         self.sd = Showdown()
         self.sd.request("bench_start", format=FORMAT, seed=derive_seeds(RUN_SEED)["battle"],
-                        live=self.live)
+                        live=self.live, teamPool=RESET_POOL)
         warm = np.random.default_rng(RUN_SEED).integers(0, backends.ACTION_CHOICES, (REFERENCE_WARMUP, 2))
         self.sd.request("bench_step", ks=warm.reshape(-1).tolist())
         self.decisions = 0

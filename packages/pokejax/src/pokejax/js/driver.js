@@ -311,15 +311,20 @@ const commands = {
   // The benchmark's reference: `live` battles kept in this process (benchStart), then
   // benchStep plays ks.length / 2 decision points round-robin over them with no state
   // export: each side with a request plays the (k mod n)-th of its n legal actions (k from
-  // `ks`, two per decision); an ended battle is replaced at once by a new one (teams from
-  // the format's generator, battle seed from a PRNG seeded by `seed`).
-  bench_start({format, seed, live}) {
+  // `ks`, two per decision); an ended battle is replaced at once by a new one (the next
+  // teams of the pool, battle seed from a PRNG seeded by `seed`).
+  // Like the candidate, a new battle takes its teams from a pool generated up front
+  // (`teamPool` pairs, untimed), so the timing holds battle play and battle creation only.
+  bench_start({format, seed, live, teamPool}) {
     const chooser = new ps.PRNG(toSeed(seed).join(','));
     const gen = ps.Teams.getGenerator(format, toSeed(seed));
+    const teams = Array.from({length: 2 * teamPool}, () => ps.Teams.pack(gen.getTeam()));
+    let nextTeams = 0;
     const fresh = () => {
       const b = new ps.Battle({formatid: format, seed: [0, 0, 0, 0].map(() => chooser.random(65536))});
-      b.setPlayer('p1', {team: gen.getTeam()});
-      b.setPlayer('p2', {team: gen.getTeam()});
+      b.setPlayer('p1', {team: teams[2 * nextTeams]});
+      b.setPlayer('p2', {team: teams[2 * nextTeams + 1]});
+      nextTeams = (nextTeams + 1) % teamPool;
       return b;
     };
     benchPool = {fresh, battles: Array.from({length: live}, fresh), next: 0, started: live};
