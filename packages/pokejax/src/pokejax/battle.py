@@ -122,14 +122,15 @@ def _incoming(team: Fighter, actives: Fighter, slots) -> Fighter:
     """The records each side would switch in from team slot ``slots[side]``: ``pokemon.speed``
     refreshed (``insertChoice`` of its ``runSwitch``), the side's ``lastSelectedMoveSlot`` 0
     (Gen 1 ``runSwitch``) and the side's selections handed over (they belong to the side)."""
-    out = []
-    for side in (0, 1):
-        mask = _onehot((6,), slots[side])
-        new = jax.tree.map(lambda x, m=mask, side=side: _pick(x[side], m), team)
-        old = jax.tree.map(lambda x, side=side: x[side], actives)
-        out.append(new._replace(speed=new.modified[4], last_slot=jnp.int32(0),
-                                **{k: getattr(old, k) for k in SIDE_FIELDS}))
-    return jax.tree.map(lambda a, b: jnp.stack([a, b]), *out)
+    mask = jnp.arange(6)[None, :] == slots[:, None]  # bool[2, 6]: both sides at once
+
+    def pick(x):
+        m = mask.reshape((2, 6) + (1,) * (x.ndim - 2))
+        return jnp.any(x & m, axis=1) if x.dtype == bool else jnp.sum(jnp.where(m, x, 0), axis=1)
+
+    new = jax.tree.map(pick, team)
+    return new._replace(speed=new.modified[:, 4], last_slot=jnp.zeros(2, jnp.int32),
+                        **{k: getattr(actives, k) for k in SIDE_FIELDS})
 
 
 def _swap_out(team: Fighter, outgoing: Fighter, slots, switched) -> Fighter:
@@ -142,12 +143,12 @@ def _swap_out(team: Fighter, outgoing: Fighter, slots, switched) -> Fighter:
     cleared = jax.tree.map(lambda o, c: jnp.where(fainted.reshape((2,) + (1,) * (o.ndim - 1)), o, c),
                            outgoing, jax.vmap(switched_out)(outgoing))
     cleared = cleared._replace(status=jnp.where(fainted, 0, cleared.status))
-    sides = []
-    for side in (0, 1):
-        mask = _onehot((6,), slots[side]) & switched[side]
-        sides.append(jax.tree.map(lambda x, c, m=mask, side=side: _place(x[side], m, c[side]),
-                                  team, cleared))
-    return jax.tree.map(lambda a, b: jnp.stack([a, b]), *sides)
+    # both sides in one select per leaf (slicing per side and stacking back cost ~1/3 of the
+    # whole step on XLA:CPU)
+    mask = (jnp.arange(6)[None, :] == slots[:, None]) & switched[:, None]  # bool[2, 6]
+    return jax.tree.map(
+        lambda x, c: jnp.where(mask.reshape((2, 6) + (1,) * (x.ndim - 2)), c[:, None], x),
+        team, cleared)
 
 
 def _switch_in(actives: Fighter, incoming: Fighter, side, go) -> Fighter:
