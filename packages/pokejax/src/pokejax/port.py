@@ -29,6 +29,7 @@ from pokejax.backends import (
     TeamFilter,
     unsupported_moves,
 )
+from pokejax.plan import PLAN
 
 # THE SWITCH: only battles whose teams use moves the engine has (until it has them all)
 ONLY_SUPPORTED_TEAMS = bool(unsupported_moves())
@@ -170,6 +171,7 @@ PORT = EnvPort(
     l3=[_l3()],
     l4=[_l4()],
     bench=[_bench()],
-    notes={"status": "engine covers every gen1randombattle move; heuristic-vs-random TOST and "
-                     "the bench are tracked in docs/pokejax.md"},
+    plan=PLAN,
+    notes={"status": "engine covers every gen1randombattle move; L1-L4 pass; speed and its "
+                     "profile in docs/benchmarks.md"},
 )
