@@ -153,11 +153,11 @@ def shards(num_envs: int) -> int:
     return d if num_envs % d == 0 else 1
 
 
-def candidate_rollout(num_envs: int, seed: int = RUN_SEED, step_fn=B.step):
-    """``(run(k), compile_s)``: ``run`` plays ``k`` batched steps and blocks until done.
-
-    The batch is split over ``shards(num_envs)`` devices (``pmap``), each running the same
-    jitted ``fori_loop`` over its part."""
+def sharded(body, num_envs: int, seed: int = RUN_SEED):
+    """``(run, carry)`` for ``num_envs`` battles split over ``shards(num_envs)`` devices:
+    ``run(carry, k)`` = ``k`` steps of ``body`` (a batched step of one shard's carry
+    ``(battles, key, t)``) in a jitted ``fori_loop`` per device (``pmap``, traced ``k``: no
+    recompile per ``k``); ``carry`` starts from the start pool."""
     pool = start_pool()
     d = shards(num_envs)
     per = num_envs // d
@@ -165,19 +165,27 @@ def candidate_rollout(num_envs: int, seed: int = RUN_SEED, step_fn=B.step):
         lambda x: x[np.arange(num_envs) % RESET_POOL].reshape((d, per) + x.shape[1:]), pool)
     keys = jax.random.split(jax.random.PRNGKey(seed), d)
     offsets = jnp.arange(d, dtype=jnp.int32) * per  # each shard resets from its own window
+    devices = jax.local_devices()[:d]
 
     def run_shard(carry, k):
-        return jax.lax.fori_loop(0, k, lambda _, c: _batched_step(c, pool, step_fn), carry)
+        return jax.lax.fori_loop(0, k, lambda _, c: body(c, pool), carry)
 
-    run = jax.pmap(run_shard, in_axes=(0, None), devices=jax.local_devices()[:d])
+    run = jax.pmap(run_shard, in_axes=(0, None), devices=devices)
     # placed as pmap outputs are, so the first call compiles the same program as later ones
-    carry = jax.pmap(lambda c: c, devices=jax.local_devices()[:d])((battles, keys, offsets))
-    holder = {"carry": jax.block_until_ready(carry)}
+    carry = jax.pmap(lambda c: c, devices=devices)((battles, keys, offsets))
+    return run, jax.block_until_ready(carry)
+
+
+def candidate_rollout(num_envs: int, seed: int = RUN_SEED, step_fn=B.step):
+    """``(run(k), compile_s)``: ``run`` plays ``k`` batched steps and blocks until done (the
+    batch split over devices, see ``sharded``)."""
+    run, carry = sharded(lambda c, pool: _batched_step(c, pool, step_fn), num_envs, seed)
+    holder = {"carry": carry}
     t0 = time.perf_counter()
     holder["carry"] = jax.block_until_ready(run(holder["carry"], jnp.int32(1)))
     compile_s = time.perf_counter() - t0  # trace + compile + one batched step
 
     def steps(k: int) -> None:
-        holder["carry"] = jax.block_until_ready(run(holder["carry"], jnp.int32(k)))  # traced k: no recompile
+        holder["carry"] = jax.block_until_ready(run(holder["carry"], jnp.int32(k)))
 
     return steps, compile_s

@@ -26,7 +26,6 @@ from pathlib import Path
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from pokejax import backends, bench, duel, legal
 from pokejax import battle as B
@@ -43,19 +42,19 @@ def _policy(battles, key):
     return jax.vmap(jax.vmap(backends.pick_jax))(k, jax.vmap(legal.legal_mask)(battles)), key
 
 
-def _variants(pool):
-    def policy_only(c):
+def _variants():
+    def policy_only(c, pool):
         battles, key, t = c
         actions, key = _policy(battles, key)
         # consume the actions without stepping (else XLA drops the policy)
         return battles._replace(turn=battles.turn + (actions[:, 0] > 8)), key, t + 1
 
-    def policy_step(c):
+    def policy_step(c, pool):
         battles, key, t = c
         actions, key = _policy(battles, key)
         return jax.vmap(B.step)(battles, actions), key, t + 1
 
-    def use_move_once(c):
+    def use_move_once(c, pool):
         battles, key, t = c
 
         def one(b):
@@ -71,25 +70,15 @@ def _variants(pool):
     return {
         "policy": policy_only,
         "policy + step": policy_step,
-        "env-step": lambda c: bench._batched_step(c, pool),
+        "env-step": bench._batched_step,
         "use_move x1": use_move_once,
     }
 
 
 def profile(num_envs: int = 2048, repeats: int = REPEATS, progress: bool = True) -> dict:
-    pool = bench.start_pool()
-    d = bench.shards(num_envs)
-    per = num_envs // d
-    battles = jax.tree.map(
-        lambda x: x[np.arange(num_envs) % bench.RESET_POOL].reshape((d, per) + x.shape[1:]), pool)
-    carry0 = jax.pmap(lambda c: c, devices=jax.local_devices()[:d])(
-        (battles, jax.random.split(jax.random.PRNGKey(0), d), jnp.arange(d, dtype=jnp.int32) * per))
     runs, compile_s = {}, {}
-    for name, body in _variants(pool).items():
-        def run_shard(c, k, body=body):
-            return jax.lax.fori_loop(0, k, lambda _, c: body(c), c)
-
-        fn = jax.pmap(run_shard, in_axes=(0, None), devices=jax.local_devices()[:d])
+    for name, body in _variants().items():
+        fn, carry0 = bench.sharded(body, num_envs)
         t0 = time.perf_counter()
         carry = jax.block_until_ready(fn(carry0, jnp.int32(1)))
         compile_s[name] = time.perf_counter() - t0
@@ -111,7 +100,7 @@ def profile(num_envs: int = 2048, repeats: int = REPEATS, progress: bool = True)
         ("auto-reset (pool window + select)", ms["env-step"] - ms["policy + step"]),
     ]
     return {
-        "num_envs": num_envs, "devices": d, "steps_per_call": STEPS, "repeats": repeats,
+        "num_envs": num_envs, "devices": bench.shards(num_envs), "steps_per_call": STEPS, "repeats": repeats,
         "variants_ms_per_step": {k: round(v, 3) for k, v in ms.items()},
         "compile_s": {k: round(v, 2) for k, v in compile_s.items()},
         "env_steps_per_s": round(num_envs / (full / 1e3)),
