@@ -84,9 +84,11 @@ def _onehot(shape, *index) -> jax.Array:
     return mask
 
 
-def _pick(x: jax.Array, mask: jax.Array) -> jax.Array:
+def _pick(x: jax.Array, mask: jax.Array, axes=None) -> jax.Array:
+    """The entries of ``x`` where the one-hot ``mask`` (over ``x``'s leading axes) is set,
+    summed over ``axes`` (default: every mask axis)."""
     m = mask.reshape(mask.shape + (1,) * (x.ndim - mask.ndim))
-    axes = tuple(range(mask.ndim))
+    axes = tuple(range(mask.ndim)) if axes is None else axes
     return jnp.any(x & m, axis=axes) if x.dtype == bool else jnp.sum(jnp.where(m, x, 0), axis=axes)
 
 
@@ -104,12 +106,6 @@ def _put(actives: Fighter, side, f: Fighter) -> Fighter:
     return jax.tree.map(lambda x, v: _place(x, mask, v), actives, f)
 
 
-def _pin(state: P.PrngState, *values):
-    """``(state, *values)`` computed once (``prng.pin``): per-battle scalars that most leaves
-    of the records depend on."""
-    return P.pin((state, *values), state.lo)
-
-
 def _tie_draw(state: P.PrngState, actives: Fighter, go) -> P.PrngState:
     """``eachEvent('Update')``: ``speedSort`` of the non-fainted actives by ``pokemon.speed``
     — one ``random(0, 2)`` when there are two and their speeds are equal."""
@@ -123,12 +119,7 @@ def _incoming(team: Fighter, actives: Fighter, slots) -> Fighter:
     refreshed (``insertChoice`` of its ``runSwitch``), the side's ``lastSelectedMoveSlot`` 0
     (Gen 1 ``runSwitch``) and the side's selections handed over (they belong to the side)."""
     mask = jnp.arange(6)[None, :] == slots[:, None]  # bool[2, 6]: both sides at once
-
-    def pick(x):
-        m = mask.reshape((2, 6) + (1,) * (x.ndim - 2))
-        return jnp.any(x & m, axis=1) if x.dtype == bool else jnp.sum(jnp.where(m, x, 0), axis=1)
-
-    new = jax.tree.map(pick, team)
+    new = jax.tree.map(lambda x: _pick(x, mask, axes=1), team)
     return new._replace(speed=new.modified[:, 4], last_slot=jnp.zeros(2, jnp.int32),
                         **{k: getattr(actives, k) for k in SIDE_FIELDS})
 
@@ -146,9 +137,7 @@ def _swap_out(team: Fighter, outgoing: Fighter, slots, switched) -> Fighter:
     # both sides in one select per leaf (slicing per side and stacking back cost ~1/3 of the
     # whole step on XLA:CPU)
     mask = (jnp.arange(6)[None, :] == slots[:, None]) & switched[:, None]  # bool[2, 6]
-    return jax.tree.map(
-        lambda x, c: jnp.where(mask.reshape((2, 6) + (1,) * (x.ndim - 2)), c[:, None], x),
-        team, cleared)
+    return jax.tree.map(lambda x, c: _place(x, mask, c[:, None]), team, cleared)
 
 
 def _switch_in(actives: Fighter, incoming: Fighter, side, go) -> Fighter:
@@ -252,7 +241,7 @@ def _turn(b: Battle, actions) -> Battle:
     first = jnp.where(sorting, first, jnp.where(switching[0], 0, 1))
     state = _tie_draw(state, actives, normal)  # beforeTurn: eachEvent('BeforeTurn')
     state = _tie_draw(state, actives, normal)  # Update after the beforeTurn action
-    state, first, switching, move_slots = _pin(state, first, switching, move_slots)
+    state, first, switching, move_slots = P.pinned(state, first, switching, move_slots)
     b = b._replace(prng=state)
 
     # switches run before every move: first the switch phase, then the moves, so the team
@@ -283,7 +272,7 @@ def _turn(b: Battle, actions) -> Battle:
         live = live & ~fainted
         state = _tie_draw(b.prng, actives, go & live & ~quiet)
         state = _tie_draw(state, actives, go & both & (i == 1))  # the other runSwitch's Update
-        state, live, switched = _pin(state, live, switched)
+        state, live, switched = P.pinned(state, live, switched)
         b = b._replace(prng=state)
     # a faint in the switch phase (AfterSwitchInSelf) cancels the rest of the queue, so the
     # teams change only for the sides that did switch
@@ -301,7 +290,7 @@ def _turn(b: Battle, actions) -> Battle:
                                        _clauses(bench_clauses, actives, 1 - side))
         actives = _put(_put(actives, side, me), 1 - side, foe)
         b, actives, fainted = _faints(b._replace(prng=state, field=fld), bench_left, actives, go)
-        state, live = _pin(_tie_draw(b.prng, actives, go & live & ~fainted), live & ~fainted)
+        state, live = P.pinned(_tie_draw(b.prng, actives, go & live & ~fainted), live & ~fainted)
         return b._replace(prng=state), actives, live
 
     b, actives, live = jax.lax.fori_loop(0, 2, action, (b, actives, live))

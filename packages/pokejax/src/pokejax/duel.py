@@ -395,12 +395,6 @@ def _transform(me: Fighter, foe: Fighter, go) -> Fighter:
         boosts=foe.boosts, moves=foe.moves, pp=pp, transformed=jnp.bool_(True), speed=speed), me)
 
 
-def _stage(state, *values):
-    """``(state, *values)`` computed once (``prng.pin``): the chains behind these per-battle
-    scalars feed most leaves of both records and would otherwise be recomputed in each."""
-    return P.pin((state, *values), state.lo)
-
-
 def use_move(state, me: Fighter, foe: Fighter, slot, active, field: Field, foe_clauses=(False, False)):
     """One move action of ``me`` (its move slot ``slot``) against ``foe``; a no-op when not
     ``active``. ``foe_clauses``: (Sleep Clause Mod, Freeze Clause Mod) would block a new
@@ -449,7 +443,7 @@ def use_move(state, me: Fighter, foe: Fighter, slot, active, field: Field, foe_c
     last_damage = jnp.where(self_hit, self_dmg, last_damage)
     me, foe = _direct_damage(me, foe, self_dmg, self_hit)
     moves = active & bm.can_move
-    state, last_damage, moves = _stage(state, last_damage, moves)
+    state, last_damage, moves = P.pinned(state, last_damage, moves)
     # PP: not for Struggle; a two-turn move pays on its second turn
     me = _deduct_pp(me, jnp.where(charging, me.last_slot, slot), 1,
                     moves & ~struggling & (charging | ~t.two_turn[move]))
@@ -495,7 +489,7 @@ def use_move(state, me: Fighter, foe: Fighter, slot, active, field: Field, foe_c
     state = P.select(hits & (t.multihit[move] < 0), s1, state)
     n_hits = jnp.where(t.multihit[move] < 0, jnp.asarray(MULTIHIT_SAMPLE, jnp.int32)[r.astype(jnp.int32)],
                        t.multihit[move])
-    state, move, go, hits, missed, immune, n_hits, last_damage = _stage(
+    state, move, go, hits, missed, immune, n_hits, last_damage = P.pinned(
         state, move, go, hits, missed, immune, n_hits, last_damage)
 
     # -- moveHit of a status move (the foe's Substitute stops some) ---------------------------
@@ -547,7 +541,7 @@ def use_move(state, me: Fighter, foe: Fighter, slot, active, field: Field, foe_c
     s1, std_dmg, _ = damage(state, x)
     state = P.select(dhits & ~uses_fixed, s1, state)
     dmg = jnp.where(uses_fixed, fixed_dmg, std_dmg)
-    state, dmg = _stage(state, dmg)
+    state, dmg = P.pinned(state, dmg)
     dealing = dhits & ~(counter & ~counter_ok)
     sec = jax.tree.map(lambda a: a[move], t.secondary)
     num, den = t.recoil[move][0], t.recoil[move][1]
@@ -581,7 +575,7 @@ def use_move(state, me: Fighter, foe: Fighter, slot, active, field: Field, foe_c
                     must_recharge=foe.must_recharge)
     s1, after, dealt = apply_hit(state, dmg, mtype, sec, target, freeze_blocked)
     state = P.select(direct, s1, state)
-    state, dealt = _stage(state, dealt)
+    state, dealt = P.pinned(state, dealt)
     # lastDamage: the last hit's damage (a faint before the last hit: what that hit took)
     k = (foe.hp + jnp.maximum(dmg, 1) - 1) // jnp.maximum(dmg, 1)
     last_hit = jnp.where(hp_pre == 0, foe.hp - (k - 1) * dmg, dealt)

@@ -122,8 +122,8 @@ def pin(values, any_u32: jax.Array):
     there; the chain of a turn's PRNG draws feeds nearly every field of the battle, so without
     this it was recomputed per field (~2x the step time). Integer division counts as expensive
     and is never duplicated, so the values are divided by a runtime 1 (``(u | 1) // (u | 1)``
-    for any uint32 ``u``: XLA cannot fold it; ``optimization_barrier`` does not help here, the
-    CPU pipeline removes it before fusion). The result is bit for bit ``values``."""
+    for any uint32 ``u``: XLA cannot fold it; an ``optimization_barrier`` does not stop the
+    duplication, none is left in the optimized module). The result is bit for bit ``values``."""
     u = any_u32 | jnp.uint32(1)
     one = u // u
 
@@ -133,6 +133,12 @@ def pin(values, any_u32: jax.Array):
         return x // one.astype(x.dtype)
 
     return jax.tree.map(div, values)
+
+
+def pinned(state: PrngState, *values):
+    """``(state, *values)`` through ``pin``: a PRNG state and the per-battle scalars computed
+    with it, which most leaves of the battle's records depend on."""
+    return pin((state, *values), state.lo)
 
 
 def advance(state: PrngState) -> PrngState:
