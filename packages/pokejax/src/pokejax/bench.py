@@ -120,6 +120,13 @@ def _fresh_starts(pool: B.Battle, t, n: int, seeds) -> B.Battle:
     return fresh._replace(prng=jax.vmap(start.start_prng)(seeds, fresh.team.speed[:, :, 0]))
 
 
+def random_legal_actions(battles: B.Battle, bits) -> jax.Array:
+    """int32[n, 2]: per battle and side the ``(k mod n)``-th legal action for ``k`` from the
+    uint32 ``bits`` [n, 2] (``backends.pick_jax``; ``k mod 2520`` biases it by < 1e-6)."""
+    k = (bits % backends.ACTION_CHOICES).astype(jnp.int32)
+    return jax.vmap(jax.vmap(backends.pick_jax))(k, jax.vmap(legal.legal_mask)(battles))
+
+
 def _batched_step(carry, pool: B.Battle, step_fn=B.step):
     """One env-step of every battle: a uniform legal action per side, ``step_fn``, auto-reset.
 
@@ -129,10 +136,7 @@ def _batched_step(carry, pool: B.Battle, step_fn=B.step):
     n = battles.turn.shape[0]
     key, sub = jax.random.split(key)
     bits = jax.random.bits(sub, (n, 4), jnp.uint32)
-    k = (bits[:, :2] % backends.ACTION_CHOICES).astype(jnp.int32)  # bias < 1e-6
-    masks = jax.vmap(legal.legal_mask)(battles)
-    actions = jax.vmap(jax.vmap(backends.pick_jax))(k, masks)
-    nb = jax.vmap(step_fn)(battles, actions)
+    nb = jax.vmap(step_fn)(battles, random_legal_actions(battles, bits[:, :2]))
     w = bits[:, 2:]
     seeds = jnp.stack([w[:, 0] >> 16, w[:, 0] & 0xFFFF, w[:, 1] >> 16, w[:, 1] & 0xFFFF], axis=1)
     fresh = _fresh_starts(pool, t, n, seeds)

@@ -27,8 +27,8 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 
-from pokejax import backends, bench, duel, legal
 from pokejax import battle as B
+from pokejax import bench, duel
 
 REPEATS = 5
 STEPS = 10  # batched steps per timed call
@@ -37,9 +37,7 @@ STEPS = 10  # batched steps per timed call
 def _policy(battles, key):
     n = battles.turn.shape[0]
     key, sub = jax.random.split(key)
-    bits = jax.random.bits(sub, (n, 2), jnp.uint32)
-    k = (bits % backends.ACTION_CHOICES).astype(jnp.int32)
-    return jax.vmap(jax.vmap(backends.pick_jax))(k, jax.vmap(legal.legal_mask)(battles)), key
+    return bench.random_legal_actions(battles, jax.random.bits(sub, (n, 2), jnp.uint32)), key
 
 
 def _variants():
