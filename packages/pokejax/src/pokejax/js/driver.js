@@ -72,6 +72,11 @@ function legalFromRequest(req, action) {
   return slot < side.length && !side[slot].active && !side[slot].condition.endsWith(' fnt');
 }
 
+// the legal action indices (0-8, as CHOICES) of a side's request
+function legalActions(req) {
+  return [...Array(9).keys()].filter(a => legalFromRequest(req, a));
+}
+
 // -- the greedy heuristic (pokejax.opponents.greedy_policy), transliterated ----------------------
 // The numbers come from Python once per process (`greedytable`): per move id [type index,
 // physical, base power, accuracy factor, fixed damage], the float32 multiplier matrix
@@ -126,7 +131,7 @@ function greedyScores(side) {
 // the side has nothing to choose
 function greedyDecision(side) {
   const req = side.activeRequest;
-  const legal = [...Array(9).keys()].filter(a => legalFromRequest(req, a));
+  const legal = legalActions(req);
   const moves = legal.filter(a => a < 4);
   if (!legal.length) return {action: -1, scores: null, switches: []};
   if (!moves.length) return {action: null, scores: null, switches: legal};
@@ -270,7 +275,7 @@ const commands = {
             const d = greedyDecision(side);
             action = d.action === null ? d.switches[chooser.random(d.switches.length)] : d.action;
           } else {
-            const legal = [...Array(9).keys()].filter(a => legalFromRequest(side.activeRequest, a));
+            const legal = legalActions(side.activeRequest);
             action = legal[chooser.random(legal.length)];
           }
           if (!b.choose(side.id, CHOICES[action])) throw new Error(`rejected ${CHOICES[action]} for ${side.id}`);
@@ -288,7 +293,6 @@ const commands = {
   selfplay({format, seed, battles}) {
     const chooser = new ps.PRNG(toSeed(seed).join(','));
     const gen = ps.Teams.getGenerator(format, toSeed(seed));
-    const all = ['move 1', 'move 2', 'move 3', 'move 4', 'switch 2', 'switch 3', 'switch 4', 'switch 5', 'switch 6'];
     let turns = 0, choicesMade = 0;
     const t0 = process.hrtime.bigint();
     for (let i = 0; i < battles; i++) {
@@ -298,8 +302,8 @@ const commands = {
       while (!b.ended && b.turn < 1000) {
         for (const side of b.sides) {
           if (!side.activeRequest || side.activeRequest.wait) continue;
-          const legal = all.filter((c, a) => legalFromRequest(side.activeRequest, a));
-          b.choose(side.id, legal[chooser.random(legal.length)]);
+          const legal = legalActions(side.activeRequest);
+          b.choose(side.id, CHOICES[legal[chooser.random(legal.length)]]);
           choicesMade++;
         }
       }
@@ -333,7 +337,6 @@ const commands = {
   bench_step({ks}) {
     const pool = benchPool;
     if (!pool) throw new Error('bench_step before bench_start');
-    const all = ['move 1', 'move 2', 'move 3', 'move 4', 'switch 2', 'switch 3', 'switch 4', 'switch 5', 'switch 6'];
     const n = ks.length / 2;
     for (let j = 0; j < n; j++) {
       const i = pool.next;
@@ -341,8 +344,8 @@ const commands = {
       const b = pool.battles[i];
       b.sides.forEach((side, s) => {
         if (!side.activeRequest || side.activeRequest.wait) return;
-        const legal = all.filter((c, a) => legalFromRequest(side.activeRequest, a));
-        const choice = legal[ks[2 * j + s] % legal.length];
+        const legal = legalActions(side.activeRequest);
+        const choice = CHOICES[legal[ks[2 * j + s] % legal.length]];
         if (!b.choose(side.id, choice)) throw new Error(`Showdown rejected ${choice}: ${side.choice.error}`);
       });
       if (b.ended) {
