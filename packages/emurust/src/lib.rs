@@ -1,0 +1,11 @@
+//! emurust: a Game Boy (DMG) emulator, a close translation of PyBoy 2.8.1 (LGPL-3.0) so that it is
+//! equal to PyBoy frame for frame, including PyBoy's catch-up timing and its save-state format.
+//!
+//! Module map (each file names the PyBoy source it translates):
+//! `utils` (state I/O, constants), `error`, `cartridge` (ROM-only, MBC1/2/3/5, RTC), `timer`,
+//! `serial`, `interaction` (joypad), `ram`, `sound` (sound off: registers read 0, state block kept),
+//! `lcd` (LCD state machine, STAT/LCDC/palettes, renderer), `opcodes` (generated), `cpu`, `mb`
+//! (motherboard: memory map, OAM DMA, tick loop, boot ROM, save/load state).
+
+pub mod error;
+pub mod utils;
