@@ -1,0 +1,318 @@
+//! Translated from PyBoy 2.8.1 pyboy/core/cartridge/rtc.py (LGPL-3.0).
+//!
+//! The MBC3 real-time clock. It counts emulated cycles (`tick(cycles)`, 4,194,304 per second),
+//! but, like PyBoy, it also reads the host clock: `tick` falls back to host time when called twice
+//! at the same cycle count, `load_state` advances by the wall time since the state was saved, and
+//! `save_state` writes two wall-clock doubles. The host clock is `time()`, which returns
+//! `fake_time` when set (deterministic tests and runs) and the system time otherwise; `timelock`
+//! is PyBoy's `rtc_lock_experimental`. The `.rtc` file and the state block have the same 33 bytes.
+//! Field widths follow rtc.pxd (uint8 registers, uint16 day arithmetic, uint64 cycles).
+
+use std::cell::Cell;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::error::EmuError;
+use crate::utils::{StateReader, StateWriter};
+
+/// `CLOCK_RATE`.
+pub const RTC_CYCLES_PER_SECOND: u64 = 4_194_304;
+pub const STATE_SIZE: usize = 33;
+
+pub struct Rtc {
+    /// Host time matching the RTC's zero. A `Cell` because PyBoy's `save_state` updates it
+    /// while the rest of the save is read-only.
+    pub timezero: Cell<f64>,
+    pub timelock: bool,
+    pub day_carry: u8,
+    pub halt: u8,
+    pub seconds: u8,
+    pub minutes: u8,
+    pub hours: u8,
+    pub day_low: u8,
+    pub day_high: u8,
+    pub rtc_cycles: u64,
+    pub last_cycles: u64,
+    pub latch_enabled: bool,
+    pub sec_latch: u8,
+    pub min_latch: u8,
+    pub hour_latch: u8,
+    pub day_latch_low: u8,
+    pub day_latch_high: u8,
+    /// When set, `time()` returns it instead of the system clock (not part of PyBoy).
+    pub fake_time: Option<f64>,
+}
+
+fn system_time() -> f64 {
+    match SystemTime::now().duration_since(UNIX_EPOCH) {
+        Ok(d) => d.as_secs_f64(),
+        Err(e) => -e.duration().as_secs_f64(),
+    }
+}
+
+impl Rtc {
+    /// `RTC(rtc_file)` with the system clock.
+    pub fn new(rtc_file: Option<&[u8]>) -> Result<Rtc, EmuError> {
+        Self::with_clock(rtc_file, None)
+    }
+
+    /// `RTC(rtc_file)` with an optional fixed host time.
+    pub fn with_clock(rtc_file: Option<&[u8]>, fake_time: Option<f64>) -> Result<Rtc, EmuError> {
+        let mut r = Rtc {
+            timezero: Cell::new(0.0),
+            timelock: false,
+            day_carry: 0,
+            halt: 0,
+            seconds: 0,
+            minutes: 0,
+            hours: 0,
+            day_low: 0,
+            day_high: 0,
+            rtc_cycles: 0,
+            last_cycles: 0,
+            latch_enabled: false,
+            sec_latch: 0,
+            min_latch: 0,
+            hour_latch: 0,
+            day_latch_low: 0,
+            day_latch_high: 0,
+            fake_time,
+        };
+        r.timezero.set(r.time());
+        if let Some(data) = rtc_file {
+            r.load_state(&mut StateReader::new(data))?;
+        }
+        r.timezero.set(r.time());
+        Ok(r)
+    }
+
+    /// `time.time()`.
+    pub fn time(&self) -> f64 {
+        self.fake_time.unwrap_or_else(system_time)
+    }
+
+    pub fn save_state(&self, f: &mut StateWriter) {
+        let now = self.time();
+        // Python: the integer sum is exact, then one float addition.
+        let whole = self.seconds as u64
+            + self.minutes as u64 * 60
+            + self.hours as u64 * 3600
+            + ((((self.day_high & 1) as u64) << 8) | self.day_low as u64) * 86400;
+        let elapsed = whole as f64 + self.rtc_cycles as f64 / RTC_CYCLES_PER_SECOND as f64;
+        self.timezero.set(now - elapsed);
+        f.write_f64(self.timezero.get());
+        f.write(self.halt);
+        f.write(self.day_carry);
+        f.write(self.seconds);
+        f.write(self.minutes);
+        f.write(self.hours);
+        f.write(self.day_low);
+        f.write(self.day_high & 1);
+        f.write(self.halt);
+        f.write(self.day_carry);
+        f.write_64bit(self.rtc_cycles);
+        f.write_f64(now);
+        self.timezero.set(now);
+    }
+
+    pub fn load_state(&mut self, f: &mut StateReader) -> Result<(), EmuError> {
+        if f.remaining() < STATE_SIZE {
+            return Err(EmuError::State(format!(
+                "RTC block needs {STATE_SIZE} bytes, {} left",
+                f.remaining()
+            )));
+        }
+        self.timezero.set(f.read_f64()?);
+        self.halt = f.read()?;
+        self.day_carry = f.read()?;
+        self.seconds = f.read()? & 0x3F;
+        self.minutes = f.read()? & 0x3F;
+        self.hours = f.read()? & 0x1F;
+        self.day_low = f.read()?;
+        self.day_high = f.read()? & 1;
+        self.halt = f.read()? & 1;
+        self.day_carry = f.read()? & 1;
+        self.rtc_cycles = f.read_64bit()? % RTC_CYCLES_PER_SECOND;
+        let saved_time = f.read_f64()?;
+
+        self.last_cycles = 0;
+
+        if self.halt == 0 && !self.timelock {
+            // Python's max(0.0, x) returns 0.0 when x is NaN (the comparison is false).
+            let diff = self.time() - saved_time;
+            let elapsed = if diff > 0.0 { diff } else { 0.0 };
+            // int(elapsed): PyBoy then passes it as a uint64 argument, which raises
+            // OverflowError past 2^64 (and int(inf) raises too).
+            if !elapsed.is_finite() || elapsed >= 18446744073709551616.0 {
+                return Err(EmuError::State(format!(
+                    "RTC saved time {saved_time} is too far from the current time"
+                )));
+            }
+            let whole_seconds = elapsed.trunc();
+            self.rtc_cycles = self.rtc_cycles.wrapping_add(
+                ((elapsed - whole_seconds) * RTC_CYCLES_PER_SECOND as f64) as u64,
+            );
+            let seconds = (whole_seconds as u64)
+                .checked_add(self.rtc_cycles / RTC_CYCLES_PER_SECOND)
+                .ok_or_else(|| EmuError::State("RTC elapsed time overflows".into()))?;
+            self.advance_seconds(seconds);
+            self.rtc_cycles %= RTC_CYCLES_PER_SECOND;
+        }
+        Ok(())
+    }
+
+    /// `_advance_seconds`: a closed form past an hour when the registers are in range, otherwise
+    /// second by second with the hardware's odd wrap-arounds (0x3F -> 0, 0x1F -> 0).
+    pub fn advance_seconds(&mut self, mut seconds: u64) {
+        if seconds > 60 * 60 && self.seconds < 60 && self.minutes < 60 && self.hours < 24 {
+            let mut total = (self.hours as u64 * 3600 + self.minutes as u64 * 60 + self.seconds as u64)
+                .wrapping_add(seconds);
+            let days_elapsed = total / 86400;
+            total %= 86400;
+            self.hours = (total / 3600) as u8;
+            self.minutes = ((total / 60) % 60) as u8;
+            self.seconds = (total % 60) as u8;
+            // `day` is a uint16_t in PyBoy: the sum is truncated to 16 bits.
+            let mut day = (((((self.day_high & 1) as u16) << 8) | self.day_low as u16) as u64)
+                .wrapping_add(days_elapsed) as u16;
+            if day > 0x1FF {
+                self.day_carry = 1;
+                day &= 0x1FF;
+            }
+            self.day_low = (day & 0xFF) as u8;
+            self.day_high = ((day >> 8) & 1) as u8;
+            return;
+        }
+
+        while seconds != 0 {
+            let old_seconds = self.seconds;
+            let old_minutes = self.minutes;
+            let old_hours = self.hours;
+
+            if self.seconds == 59 || self.seconds == 0x3F {
+                self.seconds = 0;
+            } else {
+                self.seconds = self.seconds.wrapping_add(1);
+            }
+
+            if old_seconds == 59 {
+                if self.minutes == 59 || self.minutes == 0x3F {
+                    self.minutes = 0;
+                } else {
+                    self.minutes = self.minutes.wrapping_add(1);
+                }
+
+                if old_minutes == 59 {
+                    if self.hours == 23 || self.hours == 0x1F {
+                        self.hours = 0;
+                    } else {
+                        self.hours = self.hours.wrapping_add(1);
+                    }
+
+                    if old_hours == 23 {
+                        let mut day = (((self.day_high & 1) as u16) << 8) | self.day_low as u16;
+                        day += 1;
+                        if day > 0x1FF {
+                            day = 0;
+                            self.day_carry = 1;
+                        }
+                        self.day_low = (day & 0xFF) as u8;
+                        self.day_high = ((day >> 8) & 1) as u8;
+                    }
+                }
+            }
+            seconds -= 1;
+        }
+    }
+
+    pub fn latch_rtc(&mut self) {
+        if self.timelock {
+            self.sec_latch = 0;
+            self.min_latch = 0;
+            self.hour_latch = 0;
+            self.day_latch_low = 0;
+            self.day_latch_high = 0;
+            return;
+        }
+        self.sec_latch = self.seconds & 0x3F;
+        self.min_latch = self.minutes & 0x3F;
+        self.hour_latch = self.hours & 0x1F;
+        self.day_latch_low = self.day_low;
+        self.day_latch_high = self.day_high & 1;
+    }
+
+    pub fn tick(&mut self, cycles: u64) {
+        let now = self.time();
+        let host_elapsed = now - self.timezero.get();
+        self.timezero.set(now);
+
+        if cycles < self.last_cycles {
+            self.last_cycles = cycles;
+            return;
+        }
+
+        let mut elapsed = cycles - self.last_cycles;
+        self.last_cycles = cycles;
+        if elapsed == 0 && host_elapsed > 0.0 {
+            // double -> uint64 conversion (saturating here; C leaves huge values undefined).
+            elapsed = (host_elapsed * RTC_CYCLES_PER_SECOND as f64) as u64;
+        }
+        if self.halt != 0 || self.timelock {
+            return;
+        }
+
+        self.rtc_cycles = self.rtc_cycles.wrapping_add(elapsed);
+        let elapsed_seconds = self.rtc_cycles / RTC_CYCLES_PER_SECOND;
+        self.rtc_cycles %= RTC_CYCLES_PER_SECOND;
+        self.advance_seconds(elapsed_seconds);
+    }
+
+    /// Write to 6000-7FFF: 0 arms the latch, 1 after 0 latches the registers.
+    pub fn writecommand(&mut self, value: u8) {
+        if value == 0x00 {
+            self.latch_enabled = false;
+        } else if value == 0x01 {
+            if !self.latch_enabled {
+                self.latch_rtc();
+            }
+            self.latch_enabled = true;
+        }
+    }
+
+    /// Latched register 0x08-0x0C (0 for others, as the C function falling off its end).
+    pub fn getregister(&self, register: u8) -> u8 {
+        match register {
+            0x08 => self.sec_latch,
+            0x09 => self.min_latch,
+            0x0A => self.hour_latch,
+            0x0B => self.day_latch_low,
+            0x0C => {
+                let day_high = self.day_latch_high & 0b1;
+                let halt = self.halt.wrapping_shl(6);
+                let day_carry = self.day_carry.wrapping_shl(7);
+                day_high.wrapping_add(halt).wrapping_add(day_carry)
+            }
+            _ => 0,
+        }
+    }
+
+    pub fn setregister(&mut self, register: u8, value: u8) {
+        if self.timelock {
+            return;
+        }
+        match register {
+            0x08 => {
+                self.seconds = value & 0x3F;
+                self.rtc_cycles = 0;
+            }
+            0x09 => self.minutes = value & 0x3F,
+            0x0A => self.hours = value & 0x1F,
+            0x0B => self.day_low = value,
+            0x0C => {
+                self.day_high = value & 0b1;
+                self.halt = (value & 0b100_0000) >> 6;
+                self.day_carry = (value & 0b1000_0000) >> 7;
+            }
+            _ => {}
+        }
+    }
+}
