@@ -1,0 +1,24 @@
+"""emurust: a Game Boy (DMG) emulator in Rust, a close translation of PyBoy 2.8.1 (LGPL-3.0-only)
+that is equal to it frame for frame: registers, memory, screen and save-state bytes.
+
+``from emurust import PyBoy`` is a drop-in for the subset of PyBoy's API in docs/emurust.md §3;
+``emurust.vec`` has the vectorised env (N emulators on Rust threads) and its adapters.
+"""
+
+from emurust.pyboy import PyBoy, PyBoyMemoryView, PyBoyRegisterFile, Screen
+from emurust.utils import (
+    PyBoyException,
+    PyBoyInvalidInputException,
+    PyBoyInvalidOperationException,
+    PyBoyOutOfBoundsException,
+    WindowEvent,
+)
+
+__version__ = "0.1.0"
+PYBOY_VERSION = "2.8.1"  # the version emurust translates and is verified against
+
+__all__ = [
+    "PyBoy", "PyBoyMemoryView", "PyBoyRegisterFile", "Screen", "PyBoyException",
+    "PyBoyInvalidInputException", "PyBoyInvalidOperationException", "PyBoyOutOfBoundsException",
+    "WindowEvent", "__version__", "PYBOY_VERSION",
+]
