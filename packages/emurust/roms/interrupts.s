@@ -57,10 +57,10 @@ pass:
   ld c,6
   call expect
   ldh a,(rIF)
-  call mix_a
   ld b,0xFB              ; 0xE0 | 0x1B
   ld c,7
   call expect
+  call mix_a
   ; 3. read-back
   xor a
   ldh (rIF),a
