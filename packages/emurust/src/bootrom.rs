@@ -23,7 +23,10 @@ impl Default for BootRom {
 
 impl BootRom {
     pub fn new() -> Self {
-        BootRom { bootrom: *BOOTROM_DMG, cgb: false }
+        BootRom {
+            bootrom: *BOOTROM_DMG,
+            cgb: false,
+        }
     }
 
     /// Byte at `addr` (the motherboard maps only 0000-00FF here on DMG); 0xFF past the end.

@@ -53,7 +53,10 @@ impl Default for Interaction {
 
 impl Interaction {
     pub fn new() -> Self {
-        Interaction { directional: 0xF, standard: 0xF }
+        Interaction {
+            directional: 0xF,
+            standard: 0xF,
+        }
     }
 
     /// Applies a WindowEvent number; other numbers change nothing. True when a button went from
@@ -129,7 +132,10 @@ mod tests {
         assert!(j.key_event(PRESS_ARROW_RIGHT));
         assert!(!j.key_event(PRESS_ARROW_RIGHT));
         assert!(j.key_event(PRESS_BUTTON_A));
-        assert!(!j.key_event(RELEASE_BUTTON_A), "a release never requests the interrupt");
+        assert!(
+            !j.key_event(RELEASE_BUTTON_A),
+            "a release never requests the interrupt"
+        );
         assert!(j.key_event(PRESS_BUTTON_START));
         assert_eq!(j.directional, 0b1110);
         assert_eq!(j.standard, 0b0111);

@@ -90,14 +90,19 @@ mod tests {
         let mut w = StateWriter::new();
         r.save_state(&mut w);
         assert_eq!(w.buf.len(), 8491);
-        assert_eq!((w.buf[0], w.buf[8192], w.buf[8288], w.buf[8490]), (1, 2, 3, 4));
+        assert_eq!(
+            (w.buf[0], w.buf[8192], w.buf[8288], w.buf[8490]),
+            (1, 2, 3, 4)
+        );
         let mut r2 = Ram::new();
         r2.load_state(&mut StateReader::new(&w.buf)).unwrap();
         let mut w2 = StateWriter::new();
         r2.save_state(&mut w2);
         assert_eq!(w.buf, w2.buf);
         let mut r3 = Ram::new();
-        assert!(r3.load_state(&mut StateReader::new(&w.buf[..8490])).is_err());
+        assert!(r3
+            .load_state(&mut StateReader::new(&w.buf[..8490]))
+            .is_err());
         assert_eq!(r3.internal_ram0[0], 0, "a truncated block changes nothing");
     }
 

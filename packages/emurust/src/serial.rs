@@ -16,8 +16,10 @@ pub struct Serial {
     pub sb: u8,
     /// FF02.
     pub sc: u8,
-    pub transfer_enabled: bool,
-    pub internal_clock: bool,
+    /// Cython `bint` fields are plain C ints: PyBoy stores `SC & 0x80` (0x80, not 1) and a loaded
+    /// byte as is, and writes that value back into states. They are u8 here for that reason.
+    pub transfer_enabled: u8,
+    pub internal_clock: u8,
     /// `_cycles_to_interrupt` (int64 in PyBoy; written as u64, never negative in practice).
     pub cycles_to_interrupt: u64,
     pub last_cycles: u64,
@@ -37,8 +39,8 @@ impl Serial {
             sb: 0xFF,
             // DMG value (the CGB one, 0b01111100, was dropped).
             sc: 0b0111_1110,
-            transfer_enabled: false,
-            internal_clock: false,
+            transfer_enabled: 0,
+            internal_clock: 0,
             cycles_to_interrupt: 0,
             last_cycles: 0,
             clock: 0,
@@ -53,14 +55,14 @@ impl Serial {
 
     pub fn set_sc(&mut self, value: u8) {
         self.sc = value | 0b0111_1110;
-        self.transfer_enabled = self.sc & 0x80 != 0;
-        self.internal_clock = self.sc & 1 != 0;
-        if self.internal_clock {
+        self.transfer_enabled = self.sc & 0x80;
+        self.internal_clock = self.sc & 1;
+        if self.internal_clock != 0 {
             self.clock_target = self.clock.wrapping_add(8 * CYCLES_8192HZ);
             self.cycles_to_interrupt = self.clock_target.wrapping_sub(self.clock);
         } else {
             // Never completes without a partner.
-            self.transfer_enabled = false;
+            self.transfer_enabled = 0;
             self.clock_target = MAX_CYCLES;
             self.cycles_to_interrupt = MAX_CYCLES;
         }
@@ -76,14 +78,14 @@ impl Serial {
         self.clock = self.clock.wrapping_add(cycles);
 
         let mut interrupt = false;
-        if self.transfer_enabled && self.clock >= self.clock_target {
+        if self.transfer_enabled != 0 && self.clock >= self.clock_target {
             self.sc &= 0b0111_1111;
-            self.transfer_enabled = false;
+            self.transfer_enabled = 0;
             self.clock_target = MAX_CYCLES;
             interrupt = true;
         }
 
-        if self.transfer_enabled {
+        if self.transfer_enabled != 0 {
             self.cycles_to_interrupt = self.clock_target.wrapping_sub(self.clock);
         } else {
             self.cycles_to_interrupt = MAX_CYCLES;
@@ -94,8 +96,8 @@ impl Serial {
     pub fn save_state(&self, f: &mut StateWriter) {
         f.write(self.sb);
         f.write(self.sc);
-        f.write_bool(self.transfer_enabled);
-        f.write_bool(self.internal_clock);
+        f.write(self.transfer_enabled);
+        f.write(self.internal_clock);
         f.write_64bit(self.last_cycles);
         f.write_64bit(self.cycles_to_interrupt);
         f.write_64bit(self.clock);
@@ -105,9 +107,9 @@ impl Serial {
     pub fn load_state(&mut self, f: &mut StateReader) -> Result<(), EmuError> {
         let sb = f.read()?;
         let sc = f.read()?;
-        // bint fields: any non-zero byte is True and is written back as 1.
-        let transfer_enabled = f.read_bool()?;
-        let internal_clock = f.read_bool()?;
+        // bint fields keep the raw byte (C assignment, no normalisation to 0/1).
+        let transfer_enabled = f.read()?;
+        let internal_clock = f.read()?;
         let last_cycles = f.read_64bit()?;
         let cycles_to_interrupt = f.read_64bit()?;
         let clock = f.read_64bit()?;
@@ -159,12 +161,70 @@ mod tests {
         let mut w = StateWriter::new();
         s.save_state(&mut w);
         assert_eq!(w.buf.len(), 36);
-        assert_eq!(&w.buf[..4], &[0xFF, 0xFF, 1, 1]);
+        assert_eq!(
+            &w.buf[..4],
+            &[0xFF, 0xFF, 0x80, 1],
+            "PyBoy saves SC & 0x80 as is"
+        );
         let mut s2 = Serial::new();
         s2.load_state(&mut StateReader::new(&w.buf)).unwrap();
         let mut w2 = StateWriter::new();
         s2.save_state(&mut w2);
         assert_eq!(w.buf, w2.buf);
         assert!(s2.load_state(&mut StateReader::new(&w.buf[..35])).is_err());
+    }
+}
+
+#[cfg(test)]
+mod vector_tests {
+    use super::*;
+    use crate::timer::test_vectors::load;
+
+    /// Replays tools/emurust_vectors.py's random sequences (PyBoy's serial.py as the oracle).
+    #[test]
+    fn serial_matches_pyboy_vectors() {
+        let data = load("serial.json");
+        let mut steps_checked = 0;
+        for run in data.arr() {
+            let seed = run.get("seed").int();
+            let mut s = Serial::new();
+            for (n, step) in run.get("steps").arr().iter().enumerate() {
+                let v: Vec<u64> = step.arr().iter().map(|x| x.u64()).collect();
+                let (op, arg, want) = (v[0], v[1], v[2]);
+                let got = match op {
+                    0 => s.tick(arg) as u64,
+                    1 => {
+                        s.set_sb(arg as u8);
+                        0
+                    }
+                    2 => {
+                        s.set_sc(arg as u8);
+                        0
+                    }
+                    _ => panic!("unknown op {op}"),
+                };
+                let fields = [
+                    s.sb as u64,
+                    s.sc as u64,
+                    s.transfer_enabled as u64,
+                    s.internal_clock as u64,
+                    s.last_cycles,
+                    s.cycles_to_interrupt,
+                    s.clock,
+                    s.clock_target,
+                ];
+                assert_eq!(
+                    (got, &fields[..]),
+                    (want, &v[3..]),
+                    "seed {seed} step {n} op {op} arg {arg}: (result, SB SC transfer_enabled \
+                     internal_clock last_cycles cycles_to_interrupt clock clock_target)"
+                );
+                steps_checked += 1;
+            }
+        }
+        assert!(
+            steps_checked >= 1000,
+            "only {steps_checked} steps in serial.json"
+        );
     }
 }

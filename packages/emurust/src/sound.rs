@@ -67,9 +67,11 @@ pub struct Sound {
     pub last_cycles: u64,
     pub div_apu_counter: u64,
     pub div_apu: u64,
-    pub apu_poweron_after_div_write: bool,
+    /// `bint` in PyBoy, kept as the raw C int value (a loaded byte is stored and saved as is).
+    pub apu_poweron_after_div_write: u8,
     pub poweron: u8,
-    pub disable_sampling: bool,
+    /// `bint`, raw as above (`not sound` gives 0/1; a loaded byte stays as it was).
+    pub disable_sampling: u8,
     /// noise/wave/tone/sweep left, then noise/wave/tone/sweep right (NR51 bits).
     pub panning: [u8; 8],
     pub nr50: u8,
@@ -111,9 +113,9 @@ impl Sound {
             last_cycles: 0,
             div_apu_counter: 0,
             div_apu: 0,
-            apu_poweron_after_div_write: false,
+            apu_poweron_after_div_write: 0,
             poweron: 0,
-            disable_sampling: false,
+            disable_sampling: 0,
             panning: [0; 8],
             nr50: 0,
             last_div_write_cycles: 0,
@@ -137,11 +139,12 @@ impl Sound {
         self.last_cycles = u64_at(b, OFF_LAST_CYCLES);
         self.div_apu_counter = u64_at(b, OFF_DIV_APU_COUNTER);
         self.div_apu = u64_at(b, OFF_DIV_APU);
-        // bint fields: any non-zero byte is True (and is saved back as 1).
-        self.apu_poweron_after_div_write = b[OFF_APU_POWERON_AFTER_DIV_WRITE] != 0;
+        // bint fields: Cython assigns the byte to a C int without normalising it.
+        self.apu_poweron_after_div_write = b[OFF_APU_POWERON_AFTER_DIV_WRITE];
         self.poweron = b[OFF_POWERON];
-        self.disable_sampling = b[OFF_DISABLE_SAMPLING] != 0;
-        self.panning.copy_from_slice(&b[OFF_PANNING..OFF_PANNING + 8]);
+        self.disable_sampling = b[OFF_DISABLE_SAMPLING];
+        self.panning
+            .copy_from_slice(&b[OFF_PANNING..OFF_PANNING + 8]);
         self.nr50 = b[OFF_NR50];
     }
 
@@ -169,21 +172,30 @@ impl Sound {
 
     pub fn save_state(&self, f: &mut StateWriter) {
         let mut b = self.block.clone();
-        let put = |b: &mut Vec<u8>, off: usize, v: u64| b[off..off + 8].copy_from_slice(&v.to_le_bytes());
+        let put =
+            |b: &mut Vec<u8>, off: usize, v: u64| b[off..off + 8].copy_from_slice(&v.to_le_bytes());
         put(&mut b, OFF_AUDIOBUFFER_HEAD, self.audiobuffer_head);
         put(&mut b, OFF_SAMPLES_PER_FRAME, self.samples_per_frame);
-        put(&mut b, OFF_CYCLES_PER_SAMPLE, self.cycles_per_sample.to_bits());
+        put(
+            &mut b,
+            OFF_CYCLES_PER_SAMPLE,
+            self.cycles_per_sample.to_bits(),
+        );
         b[OFF_SPEED_SHIFT] = self.speed_shift;
         put(&mut b, OFF_CYCLES_TARGET, self.cycles_target.to_bits());
-        put(&mut b, OFF_CYCLES_TARGET_512HZ, self.cycles_target_512hz.to_bits());
+        put(
+            &mut b,
+            OFF_CYCLES_TARGET_512HZ,
+            self.cycles_target_512hz.to_bits(),
+        );
         put(&mut b, OFF_CYCLES_TO_INTERRUPT, self.cycles_to_interrupt);
         put(&mut b, OFF_CYCLES, self.cycles);
         put(&mut b, OFF_LAST_CYCLES, self.last_cycles);
         put(&mut b, OFF_DIV_APU_COUNTER, self.div_apu_counter);
         put(&mut b, OFF_DIV_APU, self.div_apu);
-        b[OFF_APU_POWERON_AFTER_DIV_WRITE] = self.apu_poweron_after_div_write as u8;
+        b[OFF_APU_POWERON_AFTER_DIV_WRITE] = self.apu_poweron_after_div_write;
         b[OFF_POWERON] = self.poweron;
-        b[OFF_DISABLE_SAMPLING] = self.disable_sampling as u8;
+        b[OFF_DISABLE_SAMPLING] = self.disable_sampling;
         b[OFF_PANNING..OFF_PANNING + 8].copy_from_slice(&self.panning);
         b[OFF_NR50] = self.nr50;
         f.write_bytes(&b);
@@ -234,29 +246,35 @@ mod tests {
         assert_eq!(s.cycles_target, MAX_CYCLES as f64);
         assert_eq!(s.cycles_target_512hz, MAX_CYCLES as f64);
         assert_eq!(s.cycles_to_interrupt, MAX_CYCLES);
-        assert_eq!((s.last_cycles, s.disable_sampling), (0, false));
+        assert_eq!((s.last_cycles, s.disable_sampling), (0, 0));
         let mut w = StateWriter::new();
         s.save_state(&mut w);
-        assert_eq!(w.buf, SOUND_TEMPLATE.to_vec(), "a fresh instance writes the template");
+        assert_eq!(
+            w.buf,
+            SOUND_TEMPLATE.to_vec(),
+            "a fresh instance writes the template"
+        );
     }
 
     #[test]
     fn patched_fields_land_at_their_offsets_and_load_back() {
         let mut s = Sound::new();
         s.tick(0x0102_0304_0506_0708);
-        s.disable_sampling = true;
-        s.apu_poweron_after_div_write = true;
+        s.disable_sampling = 1;
+        s.apu_poweron_after_div_write = 7; // a raw bint byte from a loaded state
         let mut w = StateWriter::new();
         s.save_state(&mut w);
         assert_eq!(&w.buf[1667..1675], &0x0102_0304_0506_0708u64.to_le_bytes());
         assert_eq!(w.buf[1693], 1);
-        assert_eq!(w.buf[1691], 1);
-        let diff: Vec<usize> = (0..2032).filter(|&i| w.buf[i] != SOUND_TEMPLATE[i]).collect();
+        assert_eq!(w.buf[1691], 7);
+        let diff: Vec<usize> = (0..2032)
+            .filter(|&i| w.buf[i] != SOUND_TEMPLATE[i])
+            .collect();
         assert_eq!(diff.len(), 8 + 1 + 1, "nothing else changes: {diff:?}");
         let mut t = Sound::new();
         t.load_state(&mut StateReader::new(&w.buf)).unwrap();
         assert_eq!(t.last_cycles, 0x0102_0304_0506_0708);
-        assert!(t.disable_sampling && t.apu_poweron_after_div_write);
+        assert_eq!((t.disable_sampling, t.apu_poweron_after_div_write), (1, 7));
         let mut w2 = StateWriter::new();
         t.save_state(&mut w2);
         assert_eq!(w.buf, w2.buf);
@@ -265,7 +283,9 @@ mod tests {
     #[test]
     fn load_rejects_short_or_foreign_rate_blocks() {
         let mut s = Sound::new();
-        assert!(s.load_state(&mut StateReader::new(&SOUND_TEMPLATE[..2031])).is_err());
+        assert!(s
+            .load_state(&mut StateReader::new(&SOUND_TEMPLATE[..2031]))
+            .is_err());
         let mut other = SOUND_TEMPLATE.to_vec();
         other[8] = 0x20; // 800 samples per frame (the legacy value)
         let err = s.load_state(&mut StateReader::new(&other)).unwrap_err();

@@ -133,7 +133,11 @@ impl Timer {
                 let end = start.wrapping_add(cycles);
                 // uint64 arithmetic as in Cython; the +period keeps the true values non-negative.
                 let a = end.wrapping_sub(1).wrapping_sub(mask).wrapping_add(period) / period;
-                let b = start.wrapping_sub(1).wrapping_sub(mask).wrapping_add(period) / period;
+                let b = start
+                    .wrapping_sub(1)
+                    .wrapping_sub(mask)
+                    .wrapping_add(period)
+                    / period;
                 let tima_increases = a.wrapping_sub(b);
                 if (self.tima as u64).wrapping_add(tima_increases) <= 0xFF {
                     self.tima = (self.tima as u64 + tima_increases) as u8;
@@ -248,8 +252,15 @@ mod tests {
         assert_eq!(t.cycles_to_interrupt, 16);
         assert!(!t.tick(16 * 256));
         assert_eq!(t.tima_reload_state, 1);
-        assert_eq!(t.read_tima(), 0, "TIMA reads 0 during the first reload phase");
-        assert!(t.tick(16 * 256 + 4), "the interrupt is requested 4 cycles after the overflow");
+        assert_eq!(
+            t.read_tima(),
+            0,
+            "TIMA reads 0 during the first reload phase"
+        );
+        assert!(
+            t.tick(16 * 256 + 4),
+            "the interrupt is requested 4 cycles after the overflow"
+        );
         assert_eq!(t.tima_reload_state, 2);
     }
 
@@ -268,6 +279,227 @@ mod tests {
         let mut w2 = StateWriter::new();
         t2.save_state(&mut w2);
         assert_eq!(w.buf, w2.buf);
-        assert!(Timer::new().load_state(&mut StateReader::new(&w.buf[..24])).is_err());
+        assert!(Timer::new()
+            .load_state(&mut StateReader::new(&w.buf[..24]))
+            .is_err());
+    }
+}
+
+/// Test-only reader for the vector files of `tools/emurust_vectors.py` (the crate has no JSON
+/// dependency; the files hold only objects, arrays, integers, strings and booleans).
+#[cfg(test)]
+pub(crate) mod test_vectors {
+    use std::collections::BTreeMap;
+    use std::path::PathBuf;
+
+    #[derive(Debug, Clone)]
+    pub enum Json {
+        Int(i128),
+        Str(String),
+        Bool(bool),
+        Arr(Vec<Json>),
+        Obj(BTreeMap<String, Json>),
+    }
+
+    impl Json {
+        pub fn int(&self) -> i128 {
+            match self {
+                Json::Int(v) => *v,
+                Json::Bool(b) => *b as i128,
+                other => panic!("not an integer: {other:?}"),
+            }
+        }
+        pub fn u64(&self) -> u64 {
+            u64::try_from(self.int()).expect("vector value out of u64 range")
+        }
+        pub fn str(&self) -> &str {
+            match self {
+                Json::Str(s) => s,
+                other => panic!("not a string: {other:?}"),
+            }
+        }
+        pub fn arr(&self) -> &[Json] {
+            match self {
+                Json::Arr(v) => v,
+                other => panic!("not an array: {other:?}"),
+            }
+        }
+        pub fn get(&self, key: &str) -> &Json {
+            match self {
+                Json::Obj(m) => m.get(key).unwrap_or_else(|| panic!("no key {key}")),
+                other => panic!("not an object: {other:?}"),
+            }
+        }
+    }
+
+    struct P<'a> {
+        s: &'a [u8],
+        i: usize,
+    }
+
+    impl P<'_> {
+        fn ws(&mut self) {
+            while self.i < self.s.len() && (self.s[self.i] as char).is_ascii_whitespace() {
+                self.i += 1;
+            }
+        }
+        fn value(&mut self) -> Json {
+            self.ws();
+            match self.s[self.i] {
+                b'[' => {
+                    self.i += 1;
+                    let mut v = Vec::new();
+                    loop {
+                        self.ws();
+                        if self.s[self.i] == b']' {
+                            self.i += 1;
+                            return Json::Arr(v);
+                        }
+                        v.push(self.value());
+                        self.ws();
+                        if self.s[self.i] == b',' {
+                            self.i += 1;
+                        }
+                    }
+                }
+                b'{' => {
+                    self.i += 1;
+                    let mut m = BTreeMap::new();
+                    loop {
+                        self.ws();
+                        if self.s[self.i] == b'}' {
+                            self.i += 1;
+                            return Json::Obj(m);
+                        }
+                        let k = match self.value() {
+                            Json::Str(k) => k,
+                            other => panic!("bad key {other:?}"),
+                        };
+                        self.ws();
+                        assert_eq!(self.s[self.i], b':');
+                        self.i += 1;
+                        let v = self.value();
+                        m.insert(k, v);
+                        self.ws();
+                        if self.s[self.i] == b',' {
+                            self.i += 1;
+                        }
+                    }
+                }
+                b'"' => {
+                    self.i += 1;
+                    let start = self.i;
+                    while self.s[self.i] != b'"' {
+                        assert_ne!(self.s[self.i], b'\\', "escapes are not used by the vectors");
+                        self.i += 1;
+                    }
+                    self.i += 1;
+                    Json::Str(String::from_utf8(self.s[start..self.i - 1].to_vec()).unwrap())
+                }
+                b't' => {
+                    self.i += 4;
+                    Json::Bool(true)
+                }
+                b'f' => {
+                    self.i += 5;
+                    Json::Bool(false)
+                }
+                _ => {
+                    let start = self.i;
+                    while self.i < self.s.len()
+                        && (self.s[self.i] == b'-' || self.s[self.i].is_ascii_digit())
+                    {
+                        self.i += 1;
+                    }
+                    let t = std::str::from_utf8(&self.s[start..self.i]).unwrap();
+                    Json::Int(t.parse().unwrap_or_else(|_| panic!("bad number {t:?}")))
+                }
+            }
+        }
+    }
+
+    /// Loads `packages/emurust/target/vectors/<name>`; panics (fails the test) with the command
+    /// that creates it when it is missing.
+    pub fn load(name: &str) -> Json {
+        let path: PathBuf = [env!("CARGO_MANIFEST_DIR"), "target", "vectors", name]
+            .iter()
+            .collect();
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+            panic!(
+                "{}: {e}. Generate the PyBoy vectors first: \
+                 python tools/emurust_vectors.py (with pyboy==2.8.1 installed)",
+                path.display()
+            )
+        });
+        P {
+            s: text.as_bytes(),
+            i: 0,
+        }
+        .value()
+    }
+}
+
+#[cfg(test)]
+mod vector_tests {
+    use super::test_vectors::load;
+    use super::*;
+
+    /// Replays tools/emurust_vectors.py's random sequences (PyBoy's timer.py as the oracle) and
+    /// compares the return value and every field after every step.
+    #[test]
+    fn timer_matches_pyboy_vectors() {
+        let data = load("timer.json");
+        let mut steps_checked = 0;
+        for run in data.arr() {
+            let seed = run.get("seed").int();
+            let mut t = Timer::new();
+            for (n, step) in run.get("steps").arr().iter().enumerate() {
+                let s: Vec<u64> = step.arr().iter().map(|v| v.u64()).collect();
+                let (op, arg, want) = (s[0], s[1], s[2]);
+                let got: u64 = match op {
+                    0 => t.tick(arg) as u64,
+                    1 => {
+                        t.reset();
+                        0
+                    }
+                    2 => {
+                        t.write_tima(arg as u8);
+                        0
+                    }
+                    3 => {
+                        t.write_tma(arg as u8);
+                        0
+                    }
+                    4 => {
+                        t.write_tac(arg as u8);
+                        0
+                    }
+                    5 => t.read_tima() as u64,
+                    _ => panic!("unknown op {op}"),
+                };
+                let fields = [
+                    t.div as u64,
+                    t.tima as u64,
+                    t.div_counter as u64,
+                    t.tima_counter,
+                    t.tma as u64,
+                    t.tac as u64,
+                    t.tima_reload_state as u64,
+                    t.last_cycles,
+                    t.cycles_to_interrupt,
+                ];
+                assert_eq!(
+                    (got, &fields[..]),
+                    (want, &s[3..]),
+                    "seed {seed} step {n} op {op} arg {arg}: (result, DIV TIMA DIV_counter \
+                     TIMA_counter TMA TAC reload last_cycles cycles_to_interrupt)"
+                );
+                steps_checked += 1;
+            }
+        }
+        assert!(
+            steps_checked >= 1000,
+            "only {steps_checked} steps in timer.json"
+        );
     }
 }

@@ -11,15 +11,14 @@ impl Cartridge {
     /// MBC1 multicarts repeat the Nintendo logo (0x104..0x134) in every 16 KiB bank.
     pub(super) fn detect_multicart(&self) -> bool {
         self.external_rom_count == 64
-            && (1..self.external_rom_count).all(|bank| {
-                (0x0104..0x0134).all(|a| self.rom_byte(bank, a) == self.rom_byte(0, a))
-            })
+            && (1..self.external_rom_count)
+                .all(|bank| (0x0104..0x0134).all(|a| self.rom_byte(bank, a) == self.rom_byte(0, a)))
     }
 
     pub(super) fn mbc1_setitem(&mut self, address: u16, value: u8) {
         let count = self.external_rom_count as u64;
         if address < 0x2000 {
-            self.rambank_enabled = (value & 0b0000_1111) == 0b1010;
+            self.rambank_enabled = ((value & 0b0000_1111) == 0b1010) as u8;
         } else if address < 0x4000 {
             let mut value = value & 0b0001_1111;
             // The register cannot hold 0: writing 0 writes 1.
@@ -31,9 +30,12 @@ impl Cartridge {
             self.bank_select_register2 = value & 0b11;
         } else if address < 0x8000 {
             self.memorymodel = value & 0b1;
-        } else if (0xA000..0xC000).contains(&address) && self.rambank_enabled {
-            self.rambank_selected =
-                if self.memorymodel == 1 { self.bank_select_register2 as u16 } else { 0 };
+        } else if (0xA000..0xC000).contains(&address) && self.rambank_enabled != 0 {
+            self.rambank_selected = if self.memorymodel == 1 {
+                self.bank_select_register2 as u16
+            } else {
+                0
+            };
             let bank = self.rambank_selected as usize % self.external_ram_count;
             self.set_ram_byte(bank, (address - 0xA000) as usize, value);
         }
@@ -58,7 +60,7 @@ impl Cartridge {
 
     pub(super) fn mbc1_getitem(&mut self, address: u16) -> u8 {
         if (0xA000..0xC000).contains(&address) {
-            if !self.rambank_enabled {
+            if self.rambank_enabled == 0 {
                 return 0xFF;
             }
             // A read re-derives the RAM bank (a side effect PyBoy has too).

@@ -11,14 +11,14 @@ impl Cartridge {
         if address < 0x4000 {
             let mut value = value & 0b0000_1111;
             if address & 0x100 == 0 {
-                self.rambank_enabled = value == 0b0000_1010;
+                self.rambank_enabled = (value == 0b0000_1010) as u8;
             } else {
                 if value == 0 {
                     value = 1;
                 }
                 self.rombank_selected = (value as usize % self.external_rom_count) as u16;
             }
-        } else if (0xA000..0xC000).contains(&address) && self.rambank_enabled {
+        } else if (0xA000..0xC000).contains(&address) && self.rambank_enabled != 0 {
             self.set_ram_byte(0, (address % 512) as usize, value | 0b1111_0000);
         }
     }
@@ -30,7 +30,7 @@ impl Cartridge {
         } else if address < 0x8000 {
             self.rom_byte(self.rombank_selected as usize, (address - 0x4000) as usize)
         } else if (0xA000..0xC000).contains(&address) {
-            if !self.rambank_enabled {
+            if self.rambank_enabled == 0 {
                 0xFF
             } else {
                 self.ram_byte(0, (address % 512) as usize) | 0b1111_0000

@@ -9,7 +9,7 @@ impl Cartridge {
     pub(super) fn mbc3_setitem(&mut self, address: u16, value: u8) {
         if address < 0x2000 {
             // Only xA enables; PyBoy's three branches all reduce to this.
-            self.rambank_enabled = (value & 0b0000_1111) == 0b1010;
+            self.rambank_enabled = ((value & 0b0000_1111) == 0b1010) as u8;
         } else if address < 0x4000 {
             let mut value = value & 0b0111_1111;
             if value == 0 {
@@ -28,14 +28,18 @@ impl Cartridge {
             if let Some(rtc) = &mut self.rtc {
                 rtc.writecommand(value);
             }
-        } else if (0xA000..0xC000).contains(&address) && self.rambank_enabled {
+        } else if (0xA000..0xC000).contains(&address) && self.rambank_enabled != 0 {
             self.mbc3_ram_write(address, value, 0x03);
         }
     }
 
     fn mbc3_ram_write(&mut self, address: u16, value: u8, last_ram_bank: u16) {
         if self.rambank_selected <= last_ram_bank {
-            self.set_ram_byte(self.rambank_selected as usize, (address - 0xA000) as usize, value);
+            self.set_ram_byte(
+                self.rambank_selected as usize,
+                (address - 0xA000) as usize,
+                value,
+            );
         } else if (0x08..=0x0C).contains(&self.rambank_selected) {
             let reg = self.rambank_selected as u8;
             if let Some(rtc) = &mut self.rtc {
@@ -50,7 +54,7 @@ impl Cartridge {
             let value = if value == 0 { 1 } else { value };
             self.rombank_selected = (value as usize % self.external_rom_count) as u16;
         } else if (0xA000..0xC000).contains(&address) {
-            if self.rambank_enabled {
+            if self.rambank_enabled != 0 {
                 self.mbc3_ram_write(address, value, 0x07);
             }
         } else {

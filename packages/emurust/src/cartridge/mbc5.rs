@@ -13,7 +13,7 @@ impl Cartridge {
         let count = self.external_rom_count;
         if address < 0x2000 {
             // All 8 bits matter: only 0x0A enables RAM.
-            self.rambank_enabled = value == 0b0000_1010;
+            self.rambank_enabled = (value == 0b0000_1010) as u8;
         } else if address < 0x3000 {
             let bank = (self.rombank_selected as usize & 0b1_0000_0000) | value as usize;
             self.rombank_selected = (bank % count) as u16;
@@ -22,12 +22,16 @@ impl Cartridge {
             self.rombank_selected = (bank % count) as u16;
         } else if address < 0x6000 {
             self.rambank_selected = ((value & 0xF) as usize % self.external_ram_count) as u16;
-            if self.rumble_supported {
-                self.rumble_enabled = value & 0x08 != 0;
+            if self.rumble_supported != 0 {
+                self.rumble_enabled = value & 0x08;
             }
         } else if (0xA000..0xC000).contains(&address) {
-            if self.rambank_enabled {
-                self.set_ram_byte(self.rambank_selected as usize, (address - 0xA000) as usize, value);
+            if self.rambank_enabled != 0 {
+                self.set_ram_byte(
+                    self.rambank_selected as usize,
+                    (address - 0xA000) as usize,
+                    value,
+                );
             }
         }
     }

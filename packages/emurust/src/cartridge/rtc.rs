@@ -148,9 +148,9 @@ impl Rtc {
                 )));
             }
             let whole_seconds = elapsed.trunc();
-            self.rtc_cycles = self.rtc_cycles.wrapping_add(
-                ((elapsed - whole_seconds) * RTC_CYCLES_PER_SECOND as f64) as u64,
-            );
+            self.rtc_cycles = self
+                .rtc_cycles
+                .wrapping_add(((elapsed - whole_seconds) * RTC_CYCLES_PER_SECOND as f64) as u64);
             let seconds = (whole_seconds as u64)
                 .checked_add(self.rtc_cycles / RTC_CYCLES_PER_SECOND)
                 .ok_or_else(|| EmuError::State("RTC elapsed time overflows".into()))?;
@@ -164,8 +164,9 @@ impl Rtc {
     /// second by second with the hardware's odd wrap-arounds (0x3F -> 0, 0x1F -> 0).
     pub fn advance_seconds(&mut self, mut seconds: u64) {
         if seconds > 60 * 60 && self.seconds < 60 && self.minutes < 60 && self.hours < 24 {
-            let mut total = (self.hours as u64 * 3600 + self.minutes as u64 * 60 + self.seconds as u64)
-                .wrapping_add(seconds);
+            let mut total =
+                (self.hours as u64 * 3600 + self.minutes as u64 * 60 + self.seconds as u64)
+                    .wrapping_add(seconds);
             let days_elapsed = total / 86400;
             total %= 86400;
             self.hours = (total / 3600) as u8;
@@ -314,5 +315,94 @@ impl Rtc {
             }
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rtc_at(t: f64) -> Rtc {
+        Rtc::with_clock(None, Some(t)).unwrap()
+    }
+
+    #[test]
+    fn cycles_advance_registers_and_latch_copies_them() {
+        // rtc.py: 61 s of cycles from 0:00:00 -> 0:01:01; latch after 0 then 1.
+        let mut r = rtc_at(100.0);
+        r.tick(61 * RTC_CYCLES_PER_SECOND + 5);
+        assert_eq!((r.seconds, r.minutes, r.hours), (1, 1, 0));
+        assert_eq!(r.rtc_cycles, 5);
+        r.writecommand(0);
+        r.writecommand(1);
+        assert_eq!((r.getregister(0x08), r.getregister(0x09)), (1, 1));
+        r.setregister(0x0C, 0b1100_0001);
+        assert_eq!(r.getregister(0x0C), 0b1100_0000 | r.day_latch_high);
+        r.tick(70 * RTC_CYCLES_PER_SECOND);
+        assert_eq!(r.seconds, 1, "halted: no advance");
+    }
+
+    #[test]
+    fn advance_seconds_fast_path_and_day_carry() {
+        // Fast path (> 1 h): 511 days + 23:59:59 then 2 s more wraps day 511 -> 0 with carry.
+        let mut r = rtc_at(0.0);
+        r.advance_seconds(511 * 86400 + 86399);
+        assert_eq!(
+            (r.day_low, r.day_high, r.hours, r.minutes, r.seconds),
+            (0xFF, 1, 23, 59, 59)
+        );
+        assert_eq!(r.day_carry, 0);
+        r.advance_seconds(2);
+        assert_eq!(
+            (r.day_low, r.day_high, r.seconds, r.day_carry),
+            (0, 0, 1, 1)
+        );
+        // Slow path odd wrap: seconds 0x3F -> 0 without a minute carry (old value was not 59).
+        r.seconds = 0x3F;
+        r.advance_seconds(1);
+        assert_eq!((r.seconds, r.minutes), (0, 0));
+    }
+
+    #[test]
+    fn state_round_trip_with_fixed_clock_and_wall_time_catch_up() {
+        let mut r = rtc_at(5000.0);
+        r.tick(3 * RTC_CYCLES_PER_SECOND + RTC_CYCLES_PER_SECOND / 2);
+        let mut w = StateWriter::new();
+        r.save_state(&mut w);
+        assert_eq!(w.buf.len(), STATE_SIZE);
+        // timezero = now - 3.5 s; `now` last.
+        assert_eq!(f64::from_le_bytes(w.buf[0..8].try_into().unwrap()), 4996.5);
+        assert_eq!(
+            f64::from_le_bytes(w.buf[25..33].try_into().unwrap()),
+            5000.0
+        );
+        // Loaded 10.25 s later: advances 10 s and a quarter second of cycles.
+        let r2 = Rtc::with_clock(Some(&w.buf), Some(5010.25)).unwrap();
+        assert_eq!(r2.seconds, 13);
+        assert_eq!(
+            r2.rtc_cycles,
+            RTC_CYCLES_PER_SECOND / 2 + RTC_CYCLES_PER_SECOND / 4
+        );
+        // timelock: no catch-up.
+        let mut r3 = rtc_at(9999.0);
+        r3.timelock = true;
+        r3.load_state(&mut StateReader::new(&w.buf)).unwrap();
+        assert_eq!(r3.seconds, 3);
+        // A saved time of -inf is PyBoy's OverflowError, an error here, not a hang or panic.
+        let mut bad = w.buf.clone();
+        bad[25..33].copy_from_slice(&f64::NEG_INFINITY.to_le_bytes());
+        assert!(rtc_at(0.0).load_state(&mut StateReader::new(&bad)).is_err());
+        assert!(rtc_at(0.0)
+            .load_state(&mut StateReader::new(&w.buf[..32]))
+            .is_err());
+    }
+
+    #[test]
+    fn same_cycle_tick_uses_host_time() {
+        // rtc.py tick: elapsed == 0 and host time moved -> host seconds are used.
+        let mut r = rtc_at(100.0);
+        r.fake_time = Some(102.0);
+        r.tick(0);
+        assert_eq!(r.seconds, 2);
     }
 }

@@ -1,0 +1,301 @@
+"""Differential test vectors for emurust's components, computed by PyBoy 2.8.1 itself.
+
+* timer.json, serial.json: PyBoy's pure-Python `core/timer.py` / `core/serial.py`, loaded from the
+  installed sources with importlib (the compiled classes hide their cdef methods), driven through
+  seeded random sequences of catch-up ticks and register reads/writes; every step records the
+  return value and all fields.
+* cartridge.json: a real `PyBoy(window="null", cgb=False, sound_emulated=False)` per cartridge
+  configuration (generated ROMs whose banks carry their own number at offset 0x2000), driven
+  through `pyboy.memory[addr] = v` (MBC commands, cartridge RAM writes) and `pyboy.memory[addr]`
+  reads; every step records the read value, the first 4 bytes of the cartridge's save-state
+  block and an FNV-1a-64 hash of the whole block (minus the RTC's wall-clock block).
+
+The cargo tests in packages/emurust (timer.rs, serial.rs, cartridge/mod.rs) replay these files
+and fail, naming this script, when they are missing. Output goes to packages/emurust/target/
+vectors/ (git-ignored), well under 1 MB in all.
+
+    python tools/emurust_vectors.py [--out DIR] [--pyboy-dir DIR]   # needs pyboy==2.8.1
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import io
+import json
+import os
+import random
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_OUT = ROOT / "packages" / "emurust" / "target" / "vectors"
+
+# Cartridge save-state block offset in a DMG state (everything before it has a fixed size) and
+# the fixed-size tail after it: joypad 2 + serial 36 + SGB 10379 (docs/emurust.md section 1).
+CART_OFFSET = 134911
+TAIL_AFTER_CART = 2 + 36 + 10379
+RTC_SIZE = 33
+RAM_BANKS = {0x00: 1, 0x01: 1, 0x02: 1, 0x03: 4, 0x04: 16, 0x05: 8}
+
+
+def load_source(pyboy_dir: Path, rel: str, name: str):
+    spec = importlib.util.spec_from_file_location(name, pyboy_dir / rel)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def fnv1a64(data: bytes) -> int:
+    h = 0xCBF29CE484222325
+    for b in data:
+        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+# ---------------------------------------------------------------- timer
+
+
+def timer_fields(t) -> list[int]:
+    return [
+        t.DIV,
+        t.TIMA,
+        t.DIV_counter,
+        t.TIMA_counter,
+        t.TMA,
+        t.TAC,
+        t.tima_reload_state,
+        t.last_cycles,
+        t._cycles_to_interrupt,
+    ]
+
+
+def random_delta(rng: random.Random) -> int:
+    r = rng.random()
+    if r < 0.45:
+        return rng.randint(1, 12)
+    if r < 0.75:
+        return rng.randint(1, 300)
+    if r < 0.95:
+        return rng.randint(1, 5000)
+    return rng.randint(1, 80000)
+
+
+def timer_vectors(timer_mod, seeds: int, steps: int) -> list[dict]:
+    """Each step: [op, arg, result, *fields]; op 0 tick(arg) (result: interrupt 0/1), 1 DIV write
+    (reset), 2 TIMA write, 3 TMA write, 4 TAC write (result 0), 5 TIMA read (result: value)."""
+    out = []
+    for seed in range(seeds):
+        rng = random.Random(1000 + seed)
+        t = timer_mod.Timer()
+        cycles = 0
+        seq = []
+        for _ in range(steps):
+            op = rng.choices(range(6), weights=[10, 1, 1, 1, 2, 2])[0]
+            arg = 0
+            res = 0
+            if op == 0:
+                cycles += random_delta(rng)
+                arg = cycles
+                res = int(bool(t.tick(cycles)))
+            elif op == 1:
+                t.reset()
+            elif op == 2:
+                arg = rng.choice([0, 0xFF, 0xFE, 0xF0, rng.randrange(256)])
+                t.write_tima(arg)
+            elif op == 3:
+                arg = rng.choice([0, 0xFF, 0xFE, 0xF0, rng.randrange(256)])
+                t.write_tma(arg)
+            elif op == 4:
+                arg = rng.choice([rng.randrange(8) | 4, rng.randrange(8), rng.randrange(256)])
+                t.write_tac(arg)
+            else:
+                res = t.read_tima()
+            seq.append([op, arg, res, *timer_fields(t)])
+        out.append({"seed": 1000 + seed, "steps": seq})
+    return out
+
+
+# ---------------------------------------------------------------- serial
+
+
+def serial_fields(s) -> list[int]:
+    return [
+        s.SB,
+        s.SC,
+        # raw values: Cython bint fields keep SC & 0x80 (= 0x80) and save it as is
+        s.transfer_enabled,
+        s.internal_clock,
+        s.last_cycles,
+        s._cycles_to_interrupt,
+        s.clock,
+        s.clock_target,
+    ]
+
+
+def serial_vectors(serial_mod, seeds: int, steps: int) -> list[dict]:
+    """Each step: [op, arg, result, *fields]; op 0 tick(arg), 1 set_SB(arg), 2 set_SC(arg)."""
+    out = []
+    for seed in range(seeds):
+        rng = random.Random(2000 + seed)
+        s = serial_mod.Serial(False)
+        cycles = 0
+        seq = []
+        for _ in range(steps):
+            op = rng.choices(range(3), weights=[8, 1, 2])[0]
+            res = 0
+            if op == 0:
+                cycles += random_delta(rng)
+                arg = cycles
+                res = int(bool(s.tick(cycles)))
+            elif op == 1:
+                arg = rng.randrange(256)
+                s.set_SB(arg)
+            else:
+                arg = rng.choice([0x81, 0x80, 0x01, 0x00, rng.randrange(256)])
+                s.set_SC(arg)
+            seq.append([op, arg, res, *serial_fields(s)])
+        out.append({"seed": 2000 + seed, "steps": seq})
+    return out
+
+
+# ---------------------------------------------------------------- cartridge
+
+# name, type 0x147, ROM banks, RAM code 0x149, distinct logo bytes per bank
+CART_CONFIGS = [
+    ("rom_only", 0x00, 2, 0x00, True),
+    ("rom_only_ram", 0x09, 2, 0x02, True),
+    ("mbc1_128", 0x03, 128, 0x03, True),
+    ("mbc1_64_plain", 0x01, 64, 0x00, True),
+    ("mbc1_multicart", 0x02, 64, 0x02, False),
+    ("mbc1_20", 0x03, 20, 0x02, True),
+    ("mbc2", 0x06, 16, 0x00, True),
+    ("mbc3_128", 0x13, 128, 0x03, True),
+    ("mbc3_rtc", 0x10, 64, 0x03, True),
+    ("mbc30", 0x13, 256, 0x05, True),
+    ("mbc5_512", 0x1B, 512, 0x04, True),
+    ("mbc5_rumble", 0x1E, 48, 0x03, True),
+    ("mbc5_rumble_noram", 0x1C, 8, 0x00, True),
+]
+
+
+def make_rom(carttype: int, banks: int, ramcode: int, distinct_logo: bool) -> bytes:
+    """Bank b holds b at 0x2000 (low byte) and 0x2001 (high byte); with distinct_logo also at
+    0x0104 (so only the multicart config repeats the logo area in every bank)."""
+    rom = bytearray(banks * 0x4000)
+    for b in range(banks):
+        base = b * 0x4000
+        rom[base + 0x2000] = b & 0xFF
+        rom[base + 0x2001] = b >> 8
+        if distinct_logo:
+            rom[base + 0x0104] = b & 0xFF
+    rom[0x134:0x13C] = b"EMURUSTC"
+    rom[0x147] = carttype
+    rom[0x149] = ramcode
+    x = 0
+    for v in rom[0x134:0x14D]:
+        x = (x - v - 1) & 0xFF
+    rom[0x14D] = x
+    return bytes(rom)
+
+
+def cart_block(pyboy, ram_count: int, rtc: bool) -> bytes:
+    buf = io.BytesIO()
+    pyboy.save_state(buf)
+    state = buf.getvalue()
+    block = state[CART_OFFSET : len(state) - TAIL_AFTER_CART]
+    if rtc:
+        cut = 4 + ram_count * 8192
+        block = block[:cut] + block[cut + RTC_SIZE :]
+    return block
+
+
+def random_cart_op(rng: random.Random) -> tuple[int, int, int]:
+    """(op, addr, value): op 0 write, 1 read."""
+    r = rng.random()
+    if r < 0.45:  # MBC command
+        region = rng.choice([0x0000, 0x2000, 0x3000, 0x4000, 0x6000, 0x0100, 0x2100])
+        addr = region + rng.choice([0, 0xFF, rng.randrange(0x1000)])
+        value = rng.choice([0, 1, 0x0A, 0x0B, 0x1A, 0x08, 0x0C, 0x0D, 0x03, 0x20, 0x80, 0xFF])
+        if rng.random() < 0.4:
+            value = rng.randrange(256)
+        return 0, addr & 0x7FFF, value
+    if r < 0.65:  # cartridge RAM write
+        return (
+            0,
+            0xA000 + rng.choice([0, 1, 0x1FF, 0x200, 0x1FFF, rng.randrange(0x2000)]),
+            rng.randrange(256),
+        )
+    if r < 0.85:  # cartridge RAM read
+        return 1, 0xA000 + rng.choice([0, 1, 0x1FF, 0x200, 0x1FFF, rng.randrange(0x2000)]), 0
+    return 1, rng.choice([0x2000, 0x2001, 0x6000, 0x6001, 0x2104 - 0x2000, 0x4104]), 0
+
+
+def cartridge_vectors(steps: int) -> list[dict]:
+    from pyboy import PyBoy
+
+    out = []
+    with tempfile.TemporaryDirectory() as d:
+        for i, (name, carttype, banks, ramcode, distinct) in enumerate(CART_CONFIGS):
+            rng = random.Random(3000 + i)
+            path = os.path.join(d, f"{name}.gb")
+            with open(path, "wb") as fh:
+                fh.write(make_rom(carttype, banks, ramcode, distinct))
+            rtc = carttype in (0x0F, 0x10)
+            pyboy = PyBoy(path, window="null", cgb=False, sound_emulated=False)
+            try:
+                if rtc:
+                    pyboy.rtc_lock_experimental(True)
+                seq = []
+                for _ in range(steps):
+                    op, addr, value = random_cart_op(rng)
+                    if op == 0:
+                        pyboy.memory[addr] = value
+                        res = 0
+                    else:
+                        res = pyboy.memory[addr]
+                    block = cart_block(pyboy, RAM_BANKS[ramcode], rtc)
+                    seq.append([op, addr, value, res, *block[:4], f"{fnv1a64(block):016x}"])
+            finally:
+                pyboy.stop(save=False)
+            out.append(
+                {
+                    "name": name,
+                    "carttype": carttype,
+                    "banks": banks,
+                    "ramcode": ramcode,
+                    "distinct_logo": distinct,
+                    "steps": seq,
+                }
+            )
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    ap.add_argument("--pyboy-dir", type=Path, help="installed pyboy package folder")
+    ap.add_argument("--cart-steps", type=int, default=120)
+    args = ap.parse_args(argv)
+    if args.pyboy_dir is None:
+        import pyboy
+
+        args.pyboy_dir = Path(pyboy.__file__).resolve().parent
+    args.out.mkdir(parents=True, exist_ok=True)
+    timer_mod = load_source(args.pyboy_dir, "core/timer.py", "emurust_oracle_timer")
+    serial_mod = load_source(args.pyboy_dir, "core/serial.py", "emurust_oracle_serial")
+    files = {
+        "timer.json": timer_vectors(timer_mod, seeds=40, steps=150),
+        "serial.json": serial_vectors(serial_mod, seeds=20, steps=120),
+        "cartridge.json": cartridge_vectors(args.cart_steps),
+    }
+    for fname, data in files.items():
+        p = args.out / fname
+        p.write_text(json.dumps(data, separators=(",", ":")))
+        print(f"wrote {p} ({p.stat().st_size} bytes)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
