@@ -4,13 +4,16 @@
   installed sources with importlib (the compiled classes hide their cdef methods), driven through
   seeded random sequences of catch-up ticks and register reads/writes; every step records the
   return value and all fields.
+* rtc.json: PyBoy's `core/cartridge/rtc.py` loaded the same way, its `time.time()` replaced by a
+  fake clock, driven through ticks, latch commands, register reads/writes, clock jumps, state
+  saves/loads and the timelock flag.
 * cartridge.json: a real `PyBoy(window="null", cgb=False, sound_emulated=False)` per cartridge
   configuration (generated ROMs whose banks carry their own number at offset 0x2000), driven
   through `pyboy.memory[addr] = v` (MBC commands, cartridge RAM writes) and `pyboy.memory[addr]`
   reads; every step records the read value, the first 4 bytes of the cartridge's save-state
   block and an FNV-1a-64 hash of the whole block (minus the RTC's wall-clock block).
 
-The cargo tests in packages/emurust (timer.rs, serial.rs, cartridge/mod.rs) replay these files
+The cargo tests in packages/emurust (timer.rs, serial.rs, cartridge/mod.rs, cartridge/rtc.rs) replay these files
 and fail, naming this script, when they are missing. Output goes to packages/emurust/target/
 vectors/ (git-ignored), well under 1 MB in all.
 
@@ -25,6 +28,7 @@ import io
 import json
 import os
 import random
+import struct
 import sys
 import tempfile
 from pathlib import Path
@@ -160,6 +164,99 @@ def serial_vectors(serial_mod, seeds: int, steps: int) -> list[dict]:
     return out
 
 
+# ---------------------------------------------------------------- RTC
+
+
+def f64hex(x: float) -> str:
+    return struct.pack("<d", x).hex()
+
+
+def rtc_fields(r) -> list:
+    return [
+        r.seconds,
+        r.minutes,
+        r.hours,
+        r.day_low,
+        r.day_high,
+        r.day_carry,
+        r.halt,
+        r.rtc_cycles,
+        r.last_cycles,
+        int(bool(r.latch_enabled)),
+        r.sec_latch,
+        r.min_latch,
+        r.hour_latch,
+        r.day_latch_low,
+        r.day_latch_high,
+        f64hex(r.timezero),
+    ]
+
+
+def rtc_vectors(rtc_mod, utils_mod, seeds: int, steps: int) -> list[dict]:
+    """PyBoy's rtc.py with `time.time()` replaced by a fake clock. Each step: [op, a, b, result,
+    *fields]; op 0 tick(a), 1 writecommand(a), 2 setregister(a, b), 3 getregister(a) (result),
+    4 fake clock += a / 1000 s, 5 save_state (result: hex bytes), 6 load_state(last saved),
+    7 timelock = a."""
+    import types
+
+    clock = [1.7e9]
+    rtc_mod.time = types.SimpleNamespace(time=lambda: clock[0])
+    # the source module's %-style logger calls do not fit PyBoy's compiled Logger
+    quiet = types.SimpleNamespace(debug=lambda *a: None, info=lambda *a: None)
+    rtc_mod.logger = quiet
+    cps = rtc_mod.RTC_CYCLES_PER_SECOND
+    out = []
+    for seed in range(seeds):
+        rng = random.Random(4000 + seed)
+        clock[0] = 1.7e9 + seed * 1234.5
+        start = clock[0]
+        r = rtc_mod.RTC(None)
+        cycles = 0
+        saved = None
+        seq = []
+        for _ in range(steps):
+            op = rng.choices(range(8), weights=[10, 3, 4, 4, 3, 1, 1, 1])[0]
+            a = b = 0
+            res = 0
+            if op == 0:
+                if rng.random() < 0.2:
+                    a = cycles  # same cycle count: host-time fallback
+                else:
+                    cycles += rng.choice(
+                        [rng.randint(1, 5000), rng.randint(1, 3 * cps), rng.randint(1, 9000 * cps)]
+                    )
+                    a = cycles
+                r.tick(a)
+            elif op == 1:
+                a = rng.choice([0, 1, 1, 2])
+                r.writecommand(a)
+            elif op == 2:
+                a = rng.randint(0x08, 0x0C)
+                b = rng.choice(
+                    [rng.randrange(256), 59, 0x3B, 0x3F, 23, 0x17, 0x1F, 0xFF, 0x40, 0x01]
+                )
+                r.setregister(a, b)
+            elif op == 3:
+                a = rng.randint(0x08, 0x0C)
+                res = r.getregister(a)
+            elif op == 4:
+                a = rng.choice([0, 250, 1000, 61_500, 3_600_000, 90_000_000])
+                clock[0] += a / 1000
+            elif op == 5:
+                buf = io.BytesIO()
+                r.save_state(utils_mod.IntIOWrapper(buf))
+                saved = buf.getvalue()
+                res = saved.hex()
+            elif op == 6 and saved is not None:
+                r.load_state(utils_mod.IntIOWrapper(io.BytesIO(saved)), utils_mod.STATE_VERSION)
+            elif op == 7:
+                a = rng.choice([0, 0, 1])
+                r.timelock = bool(a)
+            seq.append([op, a, b, res, *rtc_fields(r)])
+        out.append({"seed": 4000 + seed, "start": f64hex(start), "steps": seq})
+    return out
+
+
 # ---------------------------------------------------------------- cartridge
 
 # name, type 0x147, ROM banks, RAM code 0x149, distinct logo bytes per bank
@@ -285,9 +382,13 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     timer_mod = load_source(args.pyboy_dir, "core/timer.py", "emurust_oracle_timer")
     serial_mod = load_source(args.pyboy_dir, "core/serial.py", "emurust_oracle_serial")
+    rtc_mod = load_source(args.pyboy_dir, "core/cartridge/rtc.py", "emurust_oracle_rtc")
+    import pyboy.utils as utils_mod
+
     files = {
         "timer.json": timer_vectors(timer_mod, seeds=40, steps=150),
         "serial.json": serial_vectors(serial_mod, seeds=20, steps=120),
+        "rtc.json": rtc_vectors(rtc_mod, utils_mod, seeds=20, steps=150),
         "cartridge.json": cartridge_vectors(args.cart_steps),
     }
     for fname, data in files.items():

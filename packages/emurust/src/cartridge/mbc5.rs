@@ -25,14 +25,9 @@ impl Cartridge {
             if self.rumble_supported != 0 {
                 self.rumble_enabled = value & 0x08;
             }
-        } else if (0xA000..0xC000).contains(&address) {
-            if self.rambank_enabled != 0 {
-                self.set_ram_byte(
-                    self.rambank_selected as usize,
-                    (address - 0xA000) as usize,
-                    value,
-                );
-            }
+        } else if (0xA000..0xC000).contains(&address) && self.rambank_enabled != 0 {
+            let offset = (address - 0xA000) as usize;
+            self.set_ram_byte(self.rambank_selected as usize, offset, value);
         }
     }
 }

@@ -68,7 +68,7 @@ pub fn cartridge_table(carttype: u8) -> Option<(MbcKind, bool, bool, bool)> {
 /// for "no RAM", and uses the same table for MBC2).
 pub fn external_ram_table(code: u8) -> Option<usize> {
     Some(match code {
-        0x00 | 0x01 | 0x02 => 1,
+        0x00..=0x02 => 1,
         0x03 => 4,
         0x04 => 16,
         0x05 => 8,
@@ -120,7 +120,7 @@ pub fn load_cartridge(
     if rom.is_empty() {
         return Err(EmuError::Rom("Empty ROM file".into()));
     }
-    if rom.len() % ROM_BANK_SIZE != 0 {
+    if !rom.len().is_multiple_of(ROM_BANK_SIZE) {
         return Err(EmuError::Rom(format!(
             "Unexpected ROM file length! ROM data of {} doesn't divide evenly into bank size {}",
             rom.len(),
