@@ -58,6 +58,8 @@ SNAPSHOT_FIELDS = [
     "BGP",
     "OBP0",
     "OBP1",
+    "cycles_to_mode0()",
+    "_is_startup_mode2_delay()",
 ]
 
 
@@ -145,6 +147,8 @@ def snapshot(lcd):
         lcd.BGP.value,
         lcd.OBP0.value,
         lcd.OBP1.value,
+        lcd.cycles_to_mode0(),
+        bool(lcd._is_startup_mode2_delay()),
     ]
     return [int(v) for v in vals]
 
@@ -224,7 +228,12 @@ class Driver:
             lcd.renderer.save_state(w)
             self.saved.append(bytes(w.buf))
             tail = list(w.buf[8192 + 160 : n_lcd])
-            return [n_lcd, zlib.crc32(w.buf[:n_lcd]), len(w.buf) - n_lcd, zlib.crc32(w.buf[n_lcd:])] + tail
+            return [
+                n_lcd,
+                zlib.crc32(w.buf[:n_lcd]),
+                len(w.buf) - n_lcd,
+                zlib.crc32(w.buf[n_lcd:]),
+            ] + tail
         if name == "load":
             data = self.saved[args[0]]
             rd = Reader(data)
@@ -236,14 +245,30 @@ class Driver:
         raise ValueError(name)
 
 
-def gen_ops(rng, scenario, n_ops):
-    """Yields operations; `state` gives the generator a view of the oracle (absolute cycles)."""
+# scenario: (mb-like tick targets, probability of a tick per operation, of an LCDC write
+# switching the LCD off)
+SCENARIOS = {
+    "frames": (True, 0.93, 0.03),
+    "midframe": (True, 0.7, 0.05),
+    "random": (False, 0.75, 0.1),
+}
+
+
+def setup_ops(rng):
+    """The start of every sequence: random tile data and maps, 40 sprites, palettes, LCD on."""
     ops = []
     # Setup: random tile data, maps and sprites mostly on screen.
-    ops.append(("vram_block", *[rng.getrandbits(8) if rng.random() < 0.9 else 0 for _ in range(0x2000)]))
+    ops.append(
+        ("vram_block", *[rng.getrandbits(8) if rng.random() < 0.9 else 0 for _ in range(0x2000)])
+    )
     oam = []
     for _ in range(40):
-        oam += [rng.randrange(0, 176), rng.randrange(0, 176), rng.getrandbits(8), rng.getrandbits(8)]
+        oam += [
+            rng.randrange(0, 176),
+            rng.randrange(0, 176),
+            rng.getrandbits(8),
+            rng.getrandbits(8),
+        ]
     ops.append(("oam_block", *oam))
     ops.append(("bgp", 0xE4))
     ops.append(("obp0", 0xD2))
@@ -267,7 +292,7 @@ def run_scenario(mod, scenario, seed, n_ops):
             ret = int(ret)
         steps.append([op[0], list(op[1:]), ret, snapshot(d.lcd), screen_crc(d.lcd)])
 
-    for op in gen_ops(rng, scenario, n_ops):
+    for op in setup_ops(rng):
         do(op)
 
     cycles = 0
@@ -279,24 +304,22 @@ def run_scenario(mod, scenario, seed, n_ops):
                 render = not render
             do(("frame_start", render))
         r = rng.random()
-        if scenario == "frames":
-            # mb-like catch-up: up to the next LCD event, plus instruction overshoot.
-            if r < 0.9:
+        mb_like, p_tick, p_lcd_off = SCENARIOS[scenario]
+        if r < p_tick:
+            if mb_like:
+                # Motherboard.tick-like catch-up: to the next LCD event, plus instruction overshoot.
                 step = max(4, min(lcd._cycles_to_interrupt, lcd._cycles_to_frame))
                 step += rng.choice([0, 0, 0, 4, 8, 12, 20])
-                cycles += step
-                do(("tick", cycles))
-                continue
-        elif r < 0.6:
-            u = rng.random()
-            if u < 0.5:
-                step = 4 * rng.randrange(1, 10)
-            elif u < 0.85:
-                step = rng.randrange(1, 500)
-            elif u < 0.98:
-                step = rng.randrange(500, 6000)
             else:
-                step = rng.randrange(70000, 150000)
+                u = rng.random()
+                if u < 0.5:
+                    step = 4 * rng.randrange(1, 10)
+                elif u < 0.85:
+                    step = rng.randrange(1, 500)
+                elif u < 0.98:
+                    step = rng.randrange(500, 6000)
+                else:
+                    step = rng.randrange(70000, 150000)
             cycles += step
             do(("tick", cycles))
             continue
@@ -324,7 +347,7 @@ def run_scenario(mod, scenario, seed, n_ops):
         elif w < 0.66:
             do(("read_stat",))
         elif w < 0.72:
-            en = 0x80 if rng.random() < 0.85 else 0
+            en = 0 if rng.random() < p_lcd_off else 0x80
             do(("lcdc", en | rng.getrandbits(7)))
         elif w < 0.82:
             do(("vram", rng.randrange(0, 0x2000), rng.getrandbits(8)))
@@ -352,11 +375,19 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     root = Path(__file__).resolve().parents[1]
     ap.add_argument("--out", type=Path, default=root / "packages/emurust/target/vectors")
-    ap.add_argument("--ops", type=int, default=16000, help="operations per scenario (incl. setup)")
+    ap.add_argument("--ops", type=int, default=6000, help="operations per scenario (incl. setup)")
     args = ap.parse_args()
     mod = load_lcd_module()
     args.out.mkdir(parents=True, exist_ok=True)
-    for scenario, seed in [("frames", 1), ("frames", 2), ("random", 1), ("random", 2), ("random", 3)]:
+    runs = [
+        ("frames", 1),
+        ("frames", 2),
+        ("midframe", 1),
+        ("midframe", 2),
+        ("random", 1),
+        ("random", 2),
+    ]
+    for scenario, seed in runs:
         data = run_scenario(mod, scenario, seed, args.ops)
         path = args.out / f"lcd_{scenario}_{seed}.json"
         path.write_text(json.dumps(data, separators=(",", ":")))

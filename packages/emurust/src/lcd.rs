@@ -59,7 +59,11 @@ pub struct PaletteRegister {
 
 impl PaletteRegister {
     pub fn new(value: u8, palette: [u32; 4]) -> Self {
-        let mut p = PaletteRegister { value: 0, lookup: [0; 4], palette_mem_rgb: [0; 4] };
+        let mut p = PaletteRegister {
+            value: 0,
+            lookup: [0; 4],
+            palette_mem_rgb: [0; 4],
+        };
         p.set_palette_colors(palette);
         p.set(value);
         p
@@ -109,7 +113,11 @@ pub struct StatRegister {
 
 impl Default for StatRegister {
     fn default() -> Self {
-        StatRegister { value: 0b1000_0000, mode: 0, irq_line: false }
+        StatRegister {
+            value: 0b1000_0000,
+            mode: 0,
+            irq_line: false,
+        }
     }
 }
 
@@ -149,7 +157,11 @@ impl StatRegister {
             self.mode != 3 && (self.value as u32) & 1u32.wrapping_shl(self.mode as u32 + 3) != 0;
         let lyc_irq = self.value & 0x44 == 0x44;
         let irq_line = mode_irq || lyc_irq;
-        let interrupt = if irq_line && !self.irq_line { INTR_LCDC } else { 0 };
+        let interrupt = if irq_line && !self.irq_line {
+            INTR_LCDC
+        } else {
+            0
+        };
         self.irq_line = irq_line;
         interrupt
     }
@@ -205,8 +217,16 @@ impl LcdcRegister {
         self.sprite_enable = value & (1 << 1) != 0;
         self.background_enable = value & 1 != 0;
         self.cgb_master_priority = self.background_enable;
-        self.backgroundmap_offset = if self.backgroundmap_select { 0x1C00 } else { 0x1800 };
-        self.windowmap_offset = if self.windowmap_select { 0x1C00 } else { 0x1800 };
+        self.backgroundmap_offset = if self.backgroundmap_select {
+            0x1C00
+        } else {
+            0x1800
+        };
+        self.windowmap_offset = if self.windowmap_select {
+            0x1C00
+        } else {
+            0x1800
+        };
     }
 }
 
@@ -528,7 +548,9 @@ impl Lcd {
 
         let mut interrupt_flag = 0u8;
         // Shifts by the u8 speed_shift: wrapping_* masks like x86 (only a corrupt state has >63).
-        self.clock = self.clock.wrapping_add(cycles.wrapping_shr(self.speed_shift as u32));
+        self.clock = self
+            .clock
+            .wrapping_add(cycles.wrapping_shr(self.speed_shift as u32));
         let mut vblank_stat_pretriggered = false;
         // CGB hardware only, dropped: the VBlank STAT pretrigger check.
 
@@ -603,8 +625,9 @@ impl Lcd {
                         // int -> int16_t in lcd.c; the value is small (|adj| < 200).
                         self.mode3_adjustment = self.mode3_timing_adjustment(self.ly as i32) as i16;
                         // first_frame and DMG add the same 172; CGB's 170 is dropped.
-                        self.clock_target =
-                            self.clock_target.wrapping_add((172 + self.mode3_adjustment as i64) as u64);
+                        self.clock_target = self
+                            .clock_target
+                            .wrapping_add((172 + self.mode3_adjustment as i64) as u64);
                         self.next_stat_mode = 0;
                         self.stat_transition = STAT_TRANSITION_NONE;
                     }
@@ -908,20 +931,40 @@ impl Renderer {
     }
 
     #[inline]
-    fn pixel(&mut self, pixel: u32, x: usize, y: usize, xx: usize, yy: usize, bg_priority_apply: u8) {
+    fn pixel(
+        &mut self,
+        pixel: u32,
+        x: usize,
+        y: usize,
+        xx: usize,
+        yy: usize,
+        bg_priority_apply: u8,
+    ) {
         let col0 = (self.tilecache[yy * 8 + xx] == 0) as u8;
         self.put(y, x, pixel);
         self.screenbuffer_attributes[y * COLS + x] = bg_priority_apply | col0;
     }
 
-    pub fn scanline_window(&mut self, y: i32, x0: i32, wx: i32, _wy: i32, cols: i32, lcd: &LcdView) -> i32 {
+    pub fn scanline_window(
+        &mut self,
+        y: i32,
+        x0: i32,
+        wx: i32,
+        _wy: i32,
+        cols: i32,
+        lcd: &LcdView,
+    ) -> i32 {
         let mut yy = 0;
         for x in x0..x0 + cols {
             // x >= max(0, wx) here, so x - wx >= 0 and C's % equals Python's.
             let xx = (x - wx) % 8;
             if xx == 0 || x == x0 {
-                let (wt, y2, _) =
-                    self.get_tile(self.ly_window as u8, (x - wx) as u8, lcd.lcdc.windowmap_offset, lcd);
+                let (wt, y2, _) = self.get_tile(
+                    self.ly_window as u8,
+                    (x - wx) as u8,
+                    lcd.lcdc.windowmap_offset,
+                    lcd,
+                );
                 self.update_tilecache(wt, lcd);
                 yy = y2;
             }
@@ -931,14 +974,26 @@ impl Renderer {
         cols
     }
 
-    pub fn scanline_background(&mut self, y: i32, x0: i32, bx: i32, by: i32, cols: i32, lcd: &LcdView) -> i32 {
+    pub fn scanline_background(
+        &mut self,
+        y: i32,
+        x0: i32,
+        bx: i32,
+        by: i32,
+        cols: i32,
+        lcd: &LcdView,
+    ) -> i32 {
         let mut b_yy = 0;
         for x in x0..x0 + cols {
             // bx mask used for the half tile at the left side when scrolling
             let b_xx = (x + (bx & 0b111)) % 8;
             if b_xx == 0 || x == 0 {
-                let (bt, y2, _) =
-                    self.get_tile((y + by) as u8, (x + bx) as u8, lcd.lcdc.backgroundmap_offset, lcd);
+                let (bt, y2, _) = self.get_tile(
+                    (y + by) as u8,
+                    (x + bx) as u8,
+                    lcd.lcdc.backgroundmap_offset,
+                    lcd,
+                );
                 self.update_tilecache(bt, lcd);
                 b_yy = y2;
             }
@@ -999,7 +1054,7 @@ impl Renderer {
         for k in 0..sprite_count {
             let n = (self.sprites_to_render[k] & 0xFF) as usize;
             let y = lcd.oam[n] as i32 - 16;
-            let mut x = lcd.oam[n + 1] as i32 - 8;
+            let x0 = lcd.oam[n + 1] as i32 - 8;
             let mut tileindex = lcd.oam[n + 2] as usize;
             if spriteheight == 16 {
                 tileindex &= 0b1111_1110;
@@ -1018,10 +1073,15 @@ impl Renderer {
 
             let dy = ly - y;
             let yy = if yflip { spriteheight - dy - 1 } else { dy } as usize;
-            let palette = if attributes & 0b1_0000 != 0 { lcd.obp1 } else { lcd.obp0 };
+            let palette = if attributes & 0b1_0000 != 0 {
+                lcd.obp1
+            } else {
+                lcd.obp0
+            };
             let row = (sprite_cache_no * TILES * 8 + 8 * tileindex + yy) * 8;
 
             for dx in 0..8 {
+                let x = x0 + dx as i32;
                 let xx = if xflip { 7 - dx } else { dx };
                 let color_code = self.spritecache[row + xx];
                 if (0..COLS as i32).contains(&x) && color_code != 0 {
@@ -1036,7 +1096,6 @@ impl Renderer {
                         self.put(ly_u, xu, pixel);
                     }
                 }
-                x += 1;
             }
         }
     }
@@ -1272,7 +1331,11 @@ mod tests {
             for (i, e) in t.iter_mut().enumerate() {
                 let mut c = i as u32;
                 for _ in 0..8 {
-                    c = if c & 1 != 0 { (c >> 1) ^ 0xEDB8_8320 } else { c >> 1 };
+                    c = if c & 1 != 0 {
+                        (c >> 1) ^ 0xEDB8_8320
+                    } else {
+                        c >> 1
+                    };
                 }
                 *e = c;
             }
@@ -1316,11 +1379,16 @@ mod tests {
             l.bgp.value as i64,
             l.obp0.value as i64,
             l.obp1.value as i64,
+            l.cycles_to_mode0(),
+            l.is_startup_mode2_delay() as i64,
         ]
     }
 
     fn screen_crc(l: &Lcd) -> u32 {
-        crc32(crc32(0, &l.renderer.screenbuffer), &l.renderer.screenbuffer_attributes)
+        crc32(
+            crc32(0, &l.renderer.screenbuffer),
+            &l.renderer.screenbuffer_attributes,
+        )
     }
 
     /// Mirrors `Driver.apply` of tools/emurust_lcd_vectors.py. Returns the op's result as ints.
@@ -1382,7 +1450,9 @@ mod tests {
                 one(0)
             }
             "penalty" => {
-                let mut v: Vec<i64> = (0..154).map(|ly| l.mode3_timing_adjustment(ly) as i64).collect();
+                let mut v: Vec<i64> = (0..154)
+                    .map(|ly| l.mode3_timing_adjustment(ly) as i64)
+                    .collect();
                 v.extend((0..154).map(|ly| l.mode3_sprite_penalty(ly) as i64));
                 v
             }
@@ -1397,7 +1467,11 @@ mod tests {
                     (w.buf.len() - n_lcd) as i64,
                     crc32(0, &w.buf[n_lcd..]) as i64,
                 ];
-                v.extend(w.buf[VIDEO_RAM + OBJECT_ATTRIBUTE_MEMORY..n_lcd].iter().map(|&b| b as i64));
+                v.extend(
+                    w.buf[VIDEO_RAM + OBJECT_ATTRIBUTE_MEMORY..n_lcd]
+                        .iter()
+                        .map(|&b| b as i64),
+                );
                 saved.push(w.buf);
                 v
             }
@@ -1424,7 +1498,9 @@ mod tests {
     #[test]
     fn pyboy_vectors() {
         // The scratch crate of a module author points EMURUST_VECTORS at the vectors instead.
-        let dir = std::env::var("EMURUST_VECTORS").map(PathBuf::from).unwrap_or_else(|_| vectors_dir());
+        let dir = std::env::var("EMURUST_VECTORS")
+            .map(PathBuf::from)
+            .unwrap_or_else(|_| vectors_dir());
         let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
             .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
             .unwrap_or_default();
@@ -1443,8 +1519,12 @@ mod tests {
         let mut checked_crc = 0;
         for path in &files {
             let data = parse_json(&std::fs::read(path).unwrap());
-            let fields: Vec<String> =
-                data.get("snapshot_fields").arr().iter().map(|f| f.str().to_string()).collect();
+            let fields: Vec<String> = data
+                .get("snapshot_fields")
+                .arr()
+                .iter()
+                .map(|f| f.str().to_string())
+                .collect();
             let mut lcd = Lcd::new(DMG_PALETTE_GREY);
             let mut saved = Vec::new();
             let n_steps = data.get("steps").arr().len();
@@ -1457,7 +1537,11 @@ mod tests {
                     J::Arr(v) => v.iter().map(J::int).collect(),
                     v => vec![v.int()],
                 };
-                let shown_args = if args.len() > 4 { &args[..4] } else { &args[..] };
+                let shown_args = if args.len() > 4 {
+                    &args[..4]
+                } else {
+                    &args[..]
+                };
                 let ctx = format!("{} step {k} op {name} {shown_args:?}", path.display());
                 let got_ret = apply(&mut lcd, &mut saved, name, &args);
                 assert_eq!(got_ret, want_ret, "{ctx}: return value");
@@ -1471,14 +1555,21 @@ mod tests {
                 // wrong until its line is redrawn, which changes PyBoy's CRC and is checked).
                 let want_crc = s[4].int();
                 if want_crc != prev_crc || k % 64 == 0 || k + 1 == n_steps {
-                    assert_eq!(screen_crc(&lcd) as i64, want_crc, "{ctx}: screen/attribute CRC");
+                    assert_eq!(
+                        screen_crc(&lcd) as i64,
+                        want_crc,
+                        "{ctx}: screen/attribute CRC"
+                    );
                     checked_crc += 1;
                 }
                 prev_crc = want_crc;
                 total += 1;
             }
         }
-        assert!(total > 1000 && checked_crc > 500, "only {total} steps, {checked_crc} CRCs checked");
+        assert!(
+            total > 1000 && checked_crc > 500,
+            "only {total} steps, {checked_crc} CRCs checked"
+        );
     }
 
     // ---- unit tests (expectations read off lcd.py, and cross-checked by the vectors) ----
@@ -1629,7 +1720,7 @@ mod tests {
             lcd.renderer.scanline_sprites(0, false, &v);
         }
         let keys = lcd.renderer.sprites_to_render;
-        assert_eq!(keys[..4], [(32 << 16) | 12, (32 << 16) | 8, (4 << 16), (0 << 16) | 4]);
+        assert_eq!(keys[..4], [(32 << 16) | 12, (32 << 16) | 8, (4 << 16), 4]);
         let c = |i: u8| lcd.obp0.getcolor(i);
         let r = &lcd.renderer;
         assert_eq!(r.get(0, 5), c(3), "x=5: sprite 1 (lower X) over sprite 0");
@@ -1637,9 +1728,12 @@ mod tests {
         assert_eq!(r.get(0, 33), c(1), "x=33: same X, OAM index 2 over 3");
         // A sprite with a negative X sorts below every on-screen one (two's complement key).
         let mut r2 = Renderer::new();
-        r2.sprites_to_render[..3].copy_from_slice(&[(-8i32 << 16) | 0, 5 << 16 | 4, 5 << 16 | 8]);
+        r2.sprites_to_render[..3].copy_from_slice(&[-8i32 << 16, 5 << 16 | 4, 5 << 16 | 8]);
         r2.sort_sprites(3);
-        assert_eq!(r2.sprites_to_render[..3], [5 << 16 | 8, 5 << 16 | 4, (-8i32 << 16) | 0]);
+        assert_eq!(
+            r2.sprites_to_render[..3],
+            [5 << 16 | 8, 5 << 16 | 4, -8i32 << 16]
+        );
     }
 
     #[test]
@@ -1678,7 +1772,11 @@ mod tests {
         assert_eq!(w.buf.len(), 9116, "docs/emurust.md §1: LCD block");
         let n = w.buf.len();
         lcd.renderer.save_state(&mut w);
-        assert_eq!(w.buf.len() - n, 115_201, "docs/emurust.md §1: Renderer block");
+        assert_eq!(
+            w.buf.len() - n,
+            115_201,
+            "docs/emurust.md §1: Renderer block"
+        );
         let mut other = Lcd::default();
         let mut r = StateReader::new(&w.buf);
         other.load_state(&mut r).unwrap();
@@ -1694,7 +1792,9 @@ mod tests {
         }
         let mut bad = w.buf.clone();
         bad[9084] = 1; // cgb
-        assert!(Lcd::default().load_state(&mut StateReader::new(&bad)).is_err());
+        assert!(Lcd::default()
+            .load_state(&mut StateReader::new(&bad))
+            .is_err());
     }
 
     #[test]
