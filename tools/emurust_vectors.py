@@ -4,6 +4,8 @@
   installed sources with importlib (the compiled classes hide their cdef methods), driven through
   seeded random sequences of catch-up ticks and register reads/writes; every step records the
   return value and all fields.
+* interaction.json: PyBoy's `core/interaction.py` (source) under random WindowEvent sequences,
+  with `pull` of every select combination after each event.
 * rtc.json: PyBoy's `core/cartridge/rtc.py` loaded the same way, its `time.time()` replaced by a
   fake clock, driven through ticks, latch commands, register reads/writes, clock jumps, state
   saves/loads and the timelock flag.
@@ -13,9 +15,9 @@
   reads; every step records the read value, the first 4 bytes of the cartridge's save-state
   block and an FNV-1a-64 hash of the whole block (minus the RTC's wall-clock block).
 
-The cargo tests in packages/emurust (timer.rs, serial.rs, cartridge/mod.rs, cartridge/rtc.rs) replay these files
-and fail, naming this script, when they are missing. Output goes to packages/emurust/target/
-vectors/ (git-ignored), well under 1 MB in all.
+The cargo tests in packages/emurust (timer.rs, serial.rs, interaction.rs, cartridge/mod.rs,
+cartridge/rtc.rs) replay these files and fail, naming this script, when they are missing. Output
+goes to packages/emurust/target/vectors/ (git-ignored), under 1 MB in all.
 
     python tools/emurust_vectors.py [--out DIR] [--pyboy-dir DIR]   # needs pyboy==2.8.1
 """
@@ -161,6 +163,27 @@ def serial_vectors(serial_mod, seeds: int, steps: int) -> list[dict]:
                 s.set_SC(arg)
             seq.append([op, arg, res, *serial_fields(s)])
         out.append({"seed": 2000 + seed, "steps": seq})
+    return out
+
+
+# ---------------------------------------------------------------- joypad
+
+
+def interaction_vectors(inter_mod, seeds: int, steps: int) -> list[dict]:
+    """Each step: [event, interrupt, directional, standard, pull(0x00), pull(0x10), pull(0x20),
+    pull(0x30), pull(v), v] with PyBoy's WindowEvent numbers 0..20 (1-16 are the buttons)."""
+    out = []
+    for seed in range(seeds):
+        rng = random.Random(5000 + seed)
+        j = inter_mod.Interaction()
+        seq = []
+        for _ in range(steps):
+            event = rng.randint(0, 20)
+            irq = int(bool(j.key_event(event)))
+            v = rng.randrange(256)
+            pulls = [j.pull(x) for x in (0x00, 0x10, 0x20, 0x30, v)]
+            seq.append([event, irq, j.directional, j.standard, *pulls, v])
+        out.append({"seed": 5000 + seed, "steps": seq})
     return out
 
 
@@ -382,12 +405,14 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     timer_mod = load_source(args.pyboy_dir, "core/timer.py", "emurust_oracle_timer")
     serial_mod = load_source(args.pyboy_dir, "core/serial.py", "emurust_oracle_serial")
+    inter_mod = load_source(args.pyboy_dir, "core/interaction.py", "emurust_oracle_joypad")
     rtc_mod = load_source(args.pyboy_dir, "core/cartridge/rtc.py", "emurust_oracle_rtc")
     import pyboy.utils as utils_mod
 
     files = {
         "timer.json": timer_vectors(timer_mod, seeds=40, steps=150),
         "serial.json": serial_vectors(serial_mod, seeds=20, steps=120),
+        "interaction.json": interaction_vectors(inter_mod, seeds=10, steps=100),
         "rtc.json": rtc_vectors(rtc_mod, utils_mod, seeds=20, steps=150),
         "cartridge.json": cartridge_vectors(args.cart_steps),
     }

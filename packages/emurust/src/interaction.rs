@@ -159,3 +159,45 @@ mod tests {
         assert!(k.load_state(&mut StateReader::new(&w.buf[..1])).is_err());
     }
 }
+
+#[cfg(test)]
+mod vector_tests {
+    use super::*;
+    use crate::timer::test_vectors::load;
+
+    /// Replays tools/emurust_vectors.py's interaction.json (PyBoy's interaction.py as oracle).
+    #[test]
+    fn joypad_matches_pyboy_vectors() {
+        let data = load("interaction.json");
+        let mut steps_checked = 0;
+        for run in data.arr() {
+            let seed = run.get("seed").int();
+            let mut j = Interaction::new();
+            for (n, step) in run.get("steps").arr().iter().enumerate() {
+                let s: Vec<u64> = step.arr().iter().map(|v| v.u64()).collect();
+                let irq = j.key_event(s[0] as u32) as u64;
+                let v = s[9] as u8;
+                let got: Vec<u64> = [irq, j.directional as u64, j.standard as u64]
+                    .into_iter()
+                    .chain(
+                        [0x00, 0x10, 0x20, 0x30, v]
+                            .iter()
+                            .map(|&x| j.pull(x) as u64),
+                    )
+                    .collect();
+                assert_eq!(
+                    &got[..],
+                    &s[1..9],
+                    "seed {seed} step {n} event {}: (interrupt, directional, standard, \
+                     pull 00/10/20/30/{v:02X})",
+                    s[0]
+                );
+                steps_checked += 1;
+            }
+        }
+        assert!(
+            steps_checked >= 1000,
+            "only {steps_checked} steps in interaction.json"
+        );
+    }
+}
