@@ -207,7 +207,9 @@ def build_all(
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder (default: %(default)s)")
+    ap.add_argument(
+        "--out", type=Path, default=DEFAULT_OUT, help="output folder (default: %(default)s)"
+    )
     ap.add_argument("--force", action="store_true", help="rebuild even if unchanged")
     ap.add_argument("names", nargs="*", help="ROM names (default: all roms/*.s)")
     args = ap.parse_args(argv)

@@ -132,6 +132,7 @@ pass:
   call expect
   xor a
   ldh (rTAC),a
+  call wait_vblank       ; one pass per frame (keeps the u16 pass counter meaningful)
   call end_pass_unchecked
   jp pass
 

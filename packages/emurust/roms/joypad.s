@@ -34,11 +34,13 @@ main:
   ldh (rIF),a
   ei
 frame:
-  halt
-  nop
-  ld a,(IRQ_COUNT)
+  ld a,(IRQ_COUNT)       ; the VBlank interrupt may already have come during the polling
   or a
-  jr z,frame             ; a joypad interrupt woke us: keep waiting for VBlank
+  jr nz,1f
+  halt                   ; a joypad interrupt may wake us too: then wait on
+  nop
+  jr frame
+1:
   xor a
   ld (IRQ_COUNT),a
   call draw              ; VRAM while in VBlank
