@@ -73,7 +73,7 @@ impl Emulator {
         }
         self.mb.lcd.frame_done = false;
         self.mb.lcd.disable_renderer = !render;
-        self.mb.sound.disable_sampling = !sound;
+        self.mb.sound.disable_sampling = u8::from(!sound); // a Cython bint: 0 or 1
         // sound.clear_buffer() only resets the sample buffer, which sound_emulated=False never
         // fills (docs/emurust.md §1 Sound): nothing to do.
         self.mb.tick()?;
@@ -164,11 +164,11 @@ impl Emulator {
 
     /// `cartridge.external_rom_count` / `external_ram_count`.
     pub fn external_rom_count(&self) -> usize {
-        self.mb.cartridge.external_rom_count()
+        self.mb.cartridge.external_rom_count
     }
 
     pub fn external_ram_count(&self) -> usize {
-        self.mb.cartridge.external_ram_count()
+        self.mb.cartridge.external_ram_count
     }
 
     pub fn rtc_enabled(&self) -> bool {
@@ -184,7 +184,9 @@ impl Emulator {
         if !self.mb.cartridge.rtc_enabled {
             return Err(EmuError::InvalidInput("There's no RTC for this cartridge type".into()));
         }
-        self.mb.cartridge.set_rtc_timelock(enable);
+        if let Some(rtc) = self.mb.cartridge.rtc.as_mut() {
+            rtc.timelock = enable;
+        }
         Ok(())
     }
 
@@ -199,11 +201,7 @@ impl Emulator {
 
     /// What `PyBoy.stop(save=True)` writes to the .rtc file (nothing without an RTC).
     pub fn save_rtc(&self) -> Vec<u8> {
-        if self.mb.cartridge.rtc_enabled {
-            self.mb.cartridge.save_rtc()
-        } else {
-            Vec::new()
-        }
+        self.mb.cartridge.stop().1.unwrap_or_default()
     }
 
     /// Direct bank access behind `PyBoy.memory[bank, addr]` (the Python side checks PyBoy's
@@ -211,15 +209,21 @@ impl Emulator {
     pub fn bank_get(&self, region: Region, bank: i64, offset: usize) -> Result<u8, EmuError> {
         let oob = || EmuError::OutOfBounds(format!("{region:?} bank {bank} offset 0x{offset:04X}"));
         match region {
-            Region::Bootrom => self.mb.bootrom_bytes().get(offset).copied().ok_or_else(oob),
+            Region::Bootrom => self.mb.bootrom.bootrom.get(offset).copied().ok_or_else(oob),
             Region::Rom => {
                 let b = usize::try_from(bank).map_err(|_| oob())?;
-                self.mb.cartridge.rom_byte(b, offset).ok_or_else(oob)
+                if b >= self.mb.cartridge.external_rom_count || offset >= 0x4000 {
+                    return Err(oob());
+                }
+                self.mb.cartridge.rombanks.get(b * 0x4000 + offset).copied().ok_or_else(oob)
             }
-            Region::Vram => self.mb.lcd.VRAM0.get(offset).copied().ok_or_else(oob),
+            Region::Vram => self.mb.lcd.vram0.get(offset).copied().ok_or_else(oob),
             Region::CartRam => {
                 let b = usize::try_from(bank).map_err(|_| oob())?;
-                self.mb.cartridge.ram_byte(b, offset).ok_or_else(oob)
+                if offset >= 0x2000 {
+                    return Err(oob());
+                }
+                self.mb.cartridge.rambanks.get(b * 0x2000 + offset).copied().ok_or_else(oob)
             }
             Region::Wram => self.mb.ram.internal_ram0.get(offset).copied().ok_or_else(oob),
         }
@@ -228,15 +232,22 @@ impl Emulator {
     pub fn bank_set(&mut self, region: Region, bank: i64, offset: usize, value: u8) -> Result<(), EmuError> {
         let oob = || EmuError::OutOfBounds(format!("{region:?} bank {bank} offset 0x{offset:04X}"));
         let slot: Option<&mut u8> = match region {
-            Region::Bootrom => self.mb.bootrom_bytes_mut().get_mut(offset),
+            Region::Bootrom => self.mb.bootrom.bootrom.get_mut(offset),
             Region::Rom => {
+                // cartridge.overrideitem (ROM patches are not saved in states, as in PyBoy)
                 let b = usize::try_from(bank).map_err(|_| oob())?;
-                self.mb.cartridge.rom_byte_mut(b, offset)
+                if offset >= 0x4000 {
+                    return Err(oob());
+                }
+                return self.mb.cartridge.overrideitem(b, offset as u16, value);
             }
-            Region::Vram => self.mb.lcd.VRAM0.get_mut(offset),
+            Region::Vram => self.mb.lcd.vram0.get_mut(offset),
             Region::CartRam => {
                 let b = usize::try_from(bank).map_err(|_| oob())?;
-                self.mb.cartridge.ram_byte_mut(b, offset)
+                if offset >= 0x2000 {
+                    return Err(oob());
+                }
+                self.mb.cartridge.rambanks.get_mut(b * 0x2000 + offset)
             }
             Region::Wram => self.mb.ram.internal_ram0.get_mut(offset),
         };

@@ -83,16 +83,41 @@ pub fn guarded<T>(
     }
 }
 
+/// Makes a `Send` type usable as a pyclass field (PyO3 requires pyclasses to be `Sync`).
+/// `Emulator` is `Send` but not `Sync`: the RTC keeps PyBoy's `timezero` in a `Cell`, which
+/// `save_state(&self)` updates as PyBoy does.
+pub struct GilOnly<T>(pub T);
+
+// SAFETY: the extension is built for the abi3 stable API, which free-threaded CPython cannot
+// load, so every `&T` PyO3 hands out (through a PyRef) is used with the GIL held, one thread at
+// a time; none of the `&self` methods here release the GIL. The code that runs without the GIL
+// (`tick`, `VecEmulator.step` inside `py.detach`) holds a PyRefMut, i.e. `&mut T`, which PyO3's
+// borrow flag makes exclusive. So no two threads ever touch the inner value at once.
+unsafe impl<T: Send> Sync for GilOnly<T> {}
+
+impl<T> std::ops::Deref for GilOnly<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T> std::ops::DerefMut for GilOnly<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.0
+    }
+}
+
 /// One emulator (PyBoy's `PyBoy` object without windows/plugins). Used by `emurust.PyBoy`.
 #[pyclass(module = "emurust._emurust", name = "Emulator")]
 pub struct PyEmulator {
-    pub emu: Box<Emulator>,
+    pub emu: GilOnly<Box<Emulator>>,
     pub broken: bool,
 }
 
 impl PyEmulator {
     fn run<T>(&mut self, py: Python<'_>, f: impl FnOnce(&mut Emulator) -> Result<T, EmuError>) -> PyResult<T> {
-        let emu = &mut self.emu;
+        let emu: &mut Emulator = &mut self.emu;
         guarded(py, &mut self.broken, || f(emu))
     }
 }
@@ -104,7 +129,7 @@ impl PyEmulator {
     fn new(py: Python<'_>, rom: &[u8], ram_file: Option<&[u8]>, rtc_file: Option<&[u8]>) -> PyResult<Self> {
         let mut broken = false;
         let emu = guarded(py, &mut broken, || Emulator::new(rom, ram_file, rtc_file))?;
-        Ok(PyEmulator { emu: Box::new(emu), broken })
+        Ok(PyEmulator { emu: GilOnly(Box::new(emu)), broken })
     }
 
     /// `PyBoy.tick(count, render, sound)` with the GIL released while the frames run.
@@ -113,7 +138,7 @@ impl PyEmulator {
         if self.broken {
             return self.run(py, |_| Ok(false));
         }
-        let emu = &mut self.emu;
+        let emu: &mut Emulator = &mut self.emu;
         let res = py.detach(|| catch_unwind(AssertUnwindSafe(|| emu.tick(count, render, sound))));
         match res {
             Ok(r) => r.map_err(|e| to_pyerr(py, e)),

@@ -19,7 +19,7 @@ use pyo3::prelude::*;
 
 use crate::error::EmuError;
 use crate::frame::{Emulator, PRESS_ARROW_UP, RELEASE_ARROW_UP};
-use crate::python::{raise, to_pyerr};
+use crate::python::{raise, to_pyerr, GilOnly};
 
 pub const SCREEN_H: usize = 144;
 pub const SCREEN_W: usize = 160;
@@ -190,7 +190,8 @@ pub fn step_slot(
 /// N emulators stepped in parallel (see the module comment).
 #[pyclass(module = "emurust._emurust")]
 pub struct VecEmulator {
-    pub slots: Vec<Slot>,
+    /// Each slot's emulator is Send, not Sync (see `python::GilOnly`).
+    pub slots: GilOnly<Vec<Slot>>,
     pub rom: Vec<u8>,
     pub start_state: Option<Vec<u8>>,
     pub kind: ObsKind,
@@ -329,7 +330,7 @@ impl VecEmulator {
             }
         }
         let mut v = VecEmulator {
-            slots,
+            slots: GilOnly(slots),
             rom: rom.to_vec(),
             start_state: start_state.map(|s| s.to_vec()),
             kind,

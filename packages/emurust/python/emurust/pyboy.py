@@ -132,10 +132,7 @@ class PyBoy:
         (False for ``count == 0``, as PyBoy)."""
         if self.stopped:
             raise PyBoyInvalidOperationException("Emulator is stopped")
-        try:
-            count = operator.index(count)
-        except TypeError:
-            raise PyBoyInvalidInputException("count must be a non-negative integer") from None
+        count = _c_int(count)  # PyBoy's `cpdef tick(self, int count, ...)` conversion
         if count < 0:
             raise PyBoyInvalidInputException("count must be a non-negative integer")
         return self._emu.tick(count, bool(render), bool(sound))
@@ -367,17 +364,17 @@ class PyBoyMemoryView:
         start, stop, step, bank, is_single, is_bank = self._parse(addr)
         if not is_bank:
             if is_single:
-                if not 0 <= start <= 0xFFFF:
-                    # PyBoy: Cython's uint16_t argument of Motherboard.getitem refuses it
-                    raise OverflowError("value too large to convert to uint16_t")
-                return self._emu.getitem(start)
-            return list(self._emu.read_range(start, stop, step))
+                return self._emu.getitem(_wrap16(start))
+            # PyBoy reads every address of range(start, stop, step) but returns a list of
+            # (stop - start) // step entries: one short when step does not divide the span
+            return list(self._emu.read_range(start, stop, step))[: (stop - start) // step]
         region, start, stop = self._bank_region(bank, start, stop, is_single, write=False)
         data = self._emu.bank_read(region, bank, start, stop, step)
-        return data[0] if is_single else list(data)
+        return data[0] if is_single else list(data)[: (stop - start) // step]
 
     def __setitem__(self, addr, v):
         start, stop, step, bank, is_single, is_bank = self._parse(addr)
+        short = False  # PyBoy runs out of values (StopIteration) when step does not divide
         if not is_single and hasattr(v, "__iter__"):
             v = list(v)
             if not ((stop - start) // step == len(v)):
@@ -385,6 +382,8 @@ class PyBoyMemoryView:
                 values = None
             else:
                 values = _bytes(v)
+                n = len(range(start, stop, step))
+                short = n > len(values)
         elif is_single:
             values = _bytes([v])
         else:
@@ -393,16 +392,22 @@ class PyBoyMemoryView:
             if values is None:
                 raise PyBoyInvalidInputException("slice does not match length of data")
             if is_single:
-                if not 0 <= start <= 0xFFFF:
-                    raise OverflowError("value too large to convert to uint16_t")
-                self._emu.setitem(start, values[0])
+                self._emu.setitem(_wrap16(start), values[0])
             else:
+                if short:
+                    stop = start + len(values) * step
                 self._emu.write_range(start, stop, step, values)
+            if short:
+                raise StopIteration
             return
         region, start, stop = self._bank_region(bank, start, stop, is_single, write=True)
         if values is None:
             raise PyBoyInvalidInputException("slice does not match length of data")
+        if short:
+            stop = start + len(values) * step
         self._emu.bank_write(region, bank, start, stop, step, values)
+        if short:
+            raise StopIteration
 
     def _bank_region(self, bank, start, stop, is_single, write):
         """PyBoy's per-region checks for ``memory[bank, ...]``, in PyBoy's order and with its
@@ -417,6 +422,9 @@ class PyBoyMemoryView:
 
         def stop_ok(size):
             return is_single or (stop <= size if write else stop < size)
+
+        if start < 0:  # a negative single address: PyBoy reads before its arrays
+            raise PyBoyOutOfBoundsException("Start address out of bounds")
 
         if start < 0x8000:
             if start >= 0x4000:
@@ -448,7 +456,9 @@ class PyBoyMemoryView:
             stop -= 0xA000
             if not stop_ok(0x2000):
                 raise PyBoyOutOfBoundsException("Out of bounds for reading cartridge RAM bank")
-            if not (bank <= emu.external_ram_count) or bank < 0 or bank == emu.external_ram_count:
+            # PyBoy allocates 16 RAM banks whatever the cart has, so bank == count still reads
+            # (zeros); the Rust side refuses only what lies outside those 16 banks
+            if not (bank <= emu.external_ram_count) or bank < 0:
                 raise PyBoyOutOfBoundsException("ROM Bank out of range")
             return _CARTRAM, start, stop
         if start < 0xE000:
@@ -463,6 +473,30 @@ class PyBoyMemoryView:
                 raise PyBoyOutOfBoundsException("Out of bounds for reading VRAM bank")
             return _WRAM, start, stop
         raise PyBoyInvalidInputException("Invalid memory address for bank")
+
+
+def _c_int(x) -> int:
+    """Cython's conversion of an argument typed ``int``: floats truncate, other non-integers
+    raise TypeError, values outside int32 OverflowError."""
+    if isinstance(x, float):
+        x = int(x)
+    else:
+        try:
+            x = operator.index(x)
+        except TypeError:
+            raise TypeError("an integer is required") from None
+    if not -(1 << 31) <= x < (1 << 31):
+        raise OverflowError("value too large to convert to int")
+    return x
+
+
+def _wrap16(addr: int) -> int:
+    """PyBoy passes a single address as a C ``int`` to ``Motherboard.getitem(uint16_t)``: values
+    outside int32 raise OverflowError, the rest wrap to 16 bits (``memory[0x10000]`` reads 0x0000,
+    ``memory[-1]`` reads 0xFFFF)."""
+    if not -(1 << 31) <= addr < (1 << 31):
+        raise OverflowError("value too large to convert to int")
+    return addr & 0xFFFF
 
 
 def _bytes(values) -> bytes:

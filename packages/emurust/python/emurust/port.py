@@ -1,0 +1,243 @@
+"""emurust's translation spec for the envport core (entry point ``envport.envs: emurust``).
+
+Reference: real PyBoy 2.8.1 from PyPI (``install_reference`` pip-installs it). Candidate: emurust.
+Both run the repository's own test ROMs (``tools/build_emurust_roms.py``, sources in
+``packages/emurust/roms``) from power-on in the reference configuration (null window, DMG, sound
+off). See ``emurust.verify`` for the action encoding and the compared fields.
+
+* L2, per ROM: states sampled from a PyBoy run with random button events; each case loads PyBoy's
+  save-state bytes into a fresh PyBoy and a fresh emurust, sends one random action, runs one
+  frame and compares everything, including the new save-state bytes.
+* L3, per ROM: both from power-on with the same seeded random events, every frame compared;
+  an episode is ``episode_frames`` frames, its last frame also compares the save-state bytes.
+* No L1: the core's L1 checks are for JAX envs (jit/vmap of pure functions); emurust is not one.
+* Bench: N PyBoy instances stepped in a Python loop vs ``emurust.vec.VecEnv`` (N emulators on
+  Rust threads, GIL released), both rendering every frame, game.gb.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from emurust import __version__
+from emurust.verify import (
+    PYBOY_VERSION,
+    REFERENCE_INSTALL_HINT,
+    RomCase,
+    StateSampler,
+    make_backend,
+    make_emurust,
+    make_pyboy,
+    sample_actions,
+)
+
+PACKAGE_DIR = Path(__file__).resolve().parents[2]  # packages/emurust in a checkout
+REPO_DIR = PACKAGE_DIR.parents[1]
+ROM_SOURCES = PACKAGE_DIR / "roms"
+BUILD_SCRIPT = REPO_DIR / "tools" / "build_emurust_roms.py"
+# used when the sources are not next to the package (an installed wheel)
+DEFAULT_ROMS = ("cpu_alu", "cpu_cb", "interrupts", "game")
+# carts with a real-time clock write host time into their save states
+RTC_ROMS = {"mbc3_rtc"}
+
+
+def rom_names() -> list[str]:
+    if ROM_SOURCES.is_dir():
+        names = sorted(p.stem for p in ROM_SOURCES.glob("*.s"))
+        if names:
+            return names
+    return list(DEFAULT_ROMS)
+
+
+def rom_dir() -> Path:
+    """Where the built ROMs are: ``$EMURUST_ROMS``, else ``packages/emurust/roms/build``."""
+    env = os.environ.get("EMURUST_ROMS")
+    return Path(env) if env else ROM_SOURCES / "build"
+
+
+def build_roms(out_dir: Path | None = None) -> dict[str, Path]:
+    """Build (or find up to date) every test ROM with the repository's tools script."""
+    if not BUILD_SCRIPT.is_file():
+        raise FileNotFoundError(
+            f"{BUILD_SCRIPT} not found: emurust's test ROMs are built from the envport repository "
+            "(python tools/build_emurust_roms.py); or point EMURUST_ROMS at built ROMs")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("build_emurust_roms", BUILD_SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("build_emurust_roms", mod)
+    spec.loader.exec_module(mod)
+    return mod.build_all(out_dir or rom_dir())
+
+
+def rom_path(name: str) -> Path:
+    path = rom_dir() / f"{name}.gb"
+    if not path.is_file():
+        build_roms()
+    if not path.is_file():
+        raise FileNotFoundError(f"ROM {path} missing after building the ROMs")
+    return path
+
+
+def rom_case(name: str, episode_frames: int = 512) -> RomCase:
+    return RomCase(name, rom_path(name), episode_frames, compare_state=name not in RTC_ROMS)
+
+
+# -- reference ----------------------------------------------------------------------------------
+
+def install_reference() -> None:
+    """pip-install PyBoy 2.8.1 into this interpreter (uv's pip when there is no pip)."""
+    try:
+        check_reference()
+        return
+    except Exception:
+        pass
+    spec = f"pyboy=={PYBOY_VERSION}"
+    try:
+        import pip  # noqa: F401
+
+        cmd = [sys.executable, "-m", "pip", "install", spec]
+    except ImportError:
+        cmd = ["uv", "pip", "install", "--python", sys.executable, spec]
+    subprocess.run(cmd, check=True)
+
+
+def check_reference() -> None:
+    try:
+        import pyboy
+    except ImportError as e:
+        raise RuntimeError(f"PyBoy is not installed: {REFERENCE_INSTALL_HINT}") from e
+    from importlib.metadata import version
+
+    got = version("pyboy")
+    if got != PYBOY_VERSION:
+        raise RuntimeError(f"PyBoy {got} installed, emurust is verified against {PYBOY_VERSION}: "
+                           f"{REFERENCE_INSTALL_HINT}")
+    del pyboy
+
+
+# -- suites ------------------------------------------------------------------------------------
+
+def _l3(name: str, episodes: int = 3, episode_frames: int = 512):
+    from envport.registry import L3Suite
+
+    case = lambda: rom_case(name, episode_frames)  # noqa: E731 - resolved when the suite runs
+    return L3Suite(
+        name=f"{name}.gb, power-on, {episode_frames} frames/episode",
+        make_reference=lambda: make_backend(case(), 1, make_pyboy, "pyboy"),
+        make_candidate=lambda: make_backend(case(), 1, make_emurust, "emurust"),
+        sample_actions=lambda rng, n: sample_actions(rng, n),
+        episodes=episodes,
+        max_steps_per_seed=episode_frames,
+        neutral_action=lambda n: np.zeros(n, np.int32),
+        note="every frame: registers+cycles, FF00-FFFF, OAM, WRAM, VRAM, screen; save-state "
+             "bytes at each episode's last frame" + (
+                 " (not for RTC carts: host time inside)" if name in RTC_ROMS else ""),
+    )
+
+
+def _l2(name: str, cases: int = 200, batch: int = 20):
+    from envport.registry import L2Suite
+
+    sampler = {}
+
+    def make_cases(rng, n):
+        if "s" not in sampler:
+            sampler["s"] = StateSampler(rom_case(name))
+        return sampler["s"](rng, n)
+
+    return L2Suite(
+        name=f"{name}.gb, PyBoy save states -> one frame",
+        make_reference=lambda n: make_backend(rom_case(name), n, make_pyboy, "pyboy"),
+        make_candidate=lambda n: make_backend(rom_case(name), n, make_emurust, "emurust"),
+        make_cases=make_cases, cases=cases, batch=batch,
+        note="PyBoy's save_state bytes loaded into a fresh PyBoy and a fresh emurust; one random "
+             "button action and one frame; all fields compared, including the new save state",
+    )
+
+
+# -- bench ---------------------------------------------------------------------------------------
+
+def _reference_stepper(num_envs: int):
+    envs = [make_pyboy(rom_path("game")) for _ in range(num_envs)]
+    held = np.zeros(num_envs, np.int64)
+    from emurust.utils import BUTTONS
+
+    def step(actions):
+        for i, (pb, a) in enumerate(zip(envs, np.asarray(actions), strict=True)):
+            a = int(a)
+            changed = a ^ int(held[i])
+            for b, name in enumerate(BUTTONS):
+                if changed >> b & 1:
+                    (pb.button_press if a >> b & 1 else pb.button_release)(name)
+            held[i] = a
+            pb.tick(1, True)
+
+    def close():
+        for pb in envs:
+            pb.stop(save=False)
+
+    return step, close
+
+
+def _candidate_rollout(num_envs: int):
+    from emurust.vec import VecEnv
+
+    env = VecEnv(rom_path("game"), num_envs, obs="rgba", game="game")
+    cache = [np.random.default_rng(i).integers(0, 256, num_envs).astype(np.uint8) for i in range(64)]
+    t0 = time.perf_counter()
+    env.reset()
+    compile_s = time.perf_counter() - t0
+
+    def run(steps: int) -> None:
+        for k in range(steps):
+            env.step(cache[k % 64])
+
+    return run, compile_s
+
+
+def _bench():
+    from envport.registry import BenchTarget
+
+    return BenchTarget(
+        name="game.gb, frameskip 1, rendering every frame",
+        reference_stepper=_reference_stepper,
+        candidate_rollout=_candidate_rollout,
+        sample_actions=lambda rng, n: rng.integers(0, 256, n).astype(np.uint8),
+        how_actions=(
+            "Actions are held-button bitmasks (64 cached random batches). Reference: N PyBoy "
+            "2.8.1 instances (compiled, null window, sound off, unlimited speed) in one Python "
+            "loop, press/release per changed button then tick(1, render=True). Candidate: "
+            "emurust.vec.VecEnv, the N emulators stepped on Rust threads with the GIL released, "
+            "screen written into a preallocated numpy buffer."),
+    )
+
+
+def make_port():
+    from envport.registry import EnvPort
+
+    names = rom_names()
+    return EnvPort(
+        name="emurust",
+        reference=f"PyBoy {PYBOY_VERSION} (PyPI, compiled; null window, DMG, sound off)",
+        candidate=f"emurust {__version__} (Rust, PyO3)",
+        install_reference=install_reference,
+        check_reference=check_reference,
+        tolerance=0.0,
+        l1=(),
+        l2=[_l2(n) for n in names],
+        l3=[_l3(n) for n in names],
+        bench=[_bench()],
+        notes={"license": "LGPL-3.0-only (a translation of PyBoy 2.8.1)",
+               "l1": "none: the core's L1 checks need a JAX env"},
+    )
+
+
+# registry.get() calls it: building the spec is cheap (no ROMs built, no PyBoy imported)
+PORT = make_port

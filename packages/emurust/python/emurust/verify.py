@@ -1,0 +1,346 @@
+"""Side-by-side harness: real PyBoy 2.8.1 (the reference) and emurust driven identically.
+
+Both sides are wrapped as envport :class:`~envport.backend.Backend` objects (``EmuBackend``) so
+``envport verify emurust`` runs them through its L2/L3 machinery, and the package's own tests use
+the same helpers for their short live samples.
+
+Action encoding (one ``int32`` per env and frame): bits 0-7 press, bits 8-15 release the buttons
+``up, down, right, left, a, b, select, start`` (``emurust.utils.BUTTONS`` order); presses are
+sent before releases, all through ``button_press``/``button_release``, i.e. PyBoy's event queue
+applied at the start of the next frame; then one ``tick()``. 0 = no event.
+
+Canonical state per frame (what L2/L3 diff, in this order, so the first differing field is the
+most telling one): ``registers`` (A F B C D E HL SP PC and the CPU cycle counter), ``io``
+(FF00-FF7F through ``memory[...]``), ``hram`` (FF80-FFFF), ``oam`` (FE00-FE9F), ``wram``
+(C000-DFFF), ``vram`` (``memory[0, 0x8000..0x9FFF]``, bank access: no mode-3 blocking), ``screen``
+(RGBA), ``frame_count``, ``terminated``, and ``save_state`` (the complete save-state bytes; in L3
+only at an episode's last frame, zeros elsewhere, because PyBoy needs ~50 ms to write one).
+Reads go through each side's ``memory`` in the same order: they have side effects (catching up
+the timer/LCD, STAT's mode override), which are then the same on both sides.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from emurust.utils import BUTTONS
+
+PYBOY_VERSION = "2.8.1"
+REFERENCE_INSTALL_HINT = "envport install-reference emurust   (or: pip install pyboy==2.8.1)"
+
+# fields in diff order; sizes per env
+FIELDS = ("registers", "io", "hram", "oam", "wram", "vram", "screen", "frame_count",
+          "terminated", "save_state")
+
+
+def make_pyboy(rom: str | Path):
+    """The reference configuration (docs/emurust.md): null window, DMG, sound off, unlimited speed,
+    no .ram/.rtc files picked up from next to the ROM (they are read only when present)."""
+    try:
+        from pyboy import PyBoy
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError(f"PyBoy {PYBOY_VERSION} is not installed: {REFERENCE_INSTALL_HINT}") from e
+    logging.getLogger("pyboy").setLevel(logging.ERROR)
+    pb = PyBoy(str(rom), window="null", cgb=False, sound_emulated=False, log_level="ERROR")
+    pb.set_emulation_speed(0)
+    return pb
+
+
+def make_emurust(rom: str | Path):
+    from emurust import PyBoy
+
+    pb = PyBoy(str(rom), window="null", cgb=False, sound_emulated=False)
+    pb.set_emulation_speed(0)
+    return pb
+
+
+def apply_action(pb, action: int) -> None:
+    action = int(action)
+    for i, name in enumerate(BUTTONS):
+        if action >> i & 1:
+            pb.button_press(name)
+    for i, name in enumerate(BUTTONS):
+        if action >> (8 + i) & 1:
+            pb.button_release(name)
+
+
+def save_state_bytes(pb) -> bytes:
+    f = io.BytesIO()
+    pb.save_state(f)
+    return f.getvalue()
+
+
+def load_state_bytes(pb, data: bytes) -> None:
+    pb.load_state(io.BytesIO(bytes(data)))
+
+
+def snapshot(pb, with_state: bool, state_size: int, terminated: bool = False) -> dict:
+    """One frame's canonical state (see the module docstring); reads in a fixed order."""
+    r = pb.register_file
+    regs = np.array([r.A, r.F, r.B, r.C, r.D, r.E, r.HL, r.SP, r.PC, pb._cycles()], np.uint64)
+    mem = pb.memory
+    out = {
+        "registers": regs,
+        "io": np.array(mem[0xFF00:0xFF80], np.uint8),
+        "hram": np.array(mem[0xFF80:0x10000], np.uint8),
+        "oam": np.array(mem[0xFE00:0xFEA0], np.uint8),
+        "wram": np.array(mem[0xC000:0xE000], np.uint8),
+        # PyBoy's bank reads require stop < 0x2000, so the last byte comes separately
+        "vram": np.array(mem[0, 0x8000:0x9FFF] + [mem[0, 0x9FFF]], np.uint8),
+        "screen": np.array(pb.screen.ndarray, np.uint8),
+        "frame_count": np.array(pb.frame_count, np.int64),
+        "terminated": np.array(terminated),
+    }
+    if with_state:
+        data = np.frombuffer(save_state_bytes(pb), np.uint8)
+        if data.size != state_size:  # a size mismatch is itself a difference: keep the shape
+            fixed = np.zeros(state_size, np.uint8)
+            fixed[: min(state_size, data.size)] = data[:state_size]
+            fixed[-1] ^= 0xFF  # make sure it differs even if the prefix is equal
+            data = fixed
+        out["save_state"] = data
+    else:
+        out["save_state"] = np.zeros(state_size, np.uint8)
+    return out
+
+
+# -- save-state layout (v29, DMG), for naming the first differing byte ---------------------
+_SECTIONS_FIXED = [("header", 6), ("cpu", 27), ("oam_dma", 12), ("lcd", 9116), ("sound", 2032),
+                   ("renderer", 115201), ("ram", 8491), ("wram_select", 1), ("timer", 25)]
+_TAIL = [("joypad", 2), ("serial", 36), ("sgb", 10379)]
+_CPU = ["A", "F", "B", "C", "D", "E", "HL", "HL", "SP", "SP", "PC", "PC", "IME",
+        "interrupt_enable_delay", "halted", "stopped", "IE", "interrupt_queued", "IF"] + ["cycles"] * 8
+_LCD_NAMED = {8352: "LCDC", 8353: "BGP", 8354: "OBP0", 8355: "OBP1", 8356: "STAT", 8357: "LY",
+              8358: "LYC", 8359: "SCY", 8360: "SCX", 8361: "WY", 8362: "WX",
+              8363: "object_priority_mode", 9084: "cgb", 9085: "downgraded_to_dmg",
+              9086: "speed_shift", 9087: "frame_done", 9088: "first_frame", 9089: "reset",
+              9114: "next_stat_mode", 9115: "stat_transition"}
+_TIMER = ["DIV", "TIMA", "DIV_counter", "DIV_counter", "TIMA_counter", "TIMA_counter", "TMA",
+          "TAC", "tima_reload_state"] + ["last_cycles"] * 8 + ["_cycles_to_interrupt"] * 8
+
+
+def describe_offset(offset: int, total: int) -> str:
+    """Name the save-state field at ``offset`` (a file of ``total`` bytes; the cartridge block
+    is what is left between the timer and the joypad)."""
+    pos = 0
+    for name, size in _SECTIONS_FIXED:
+        if offset < pos + size:
+            rel = offset - pos
+            if name == "cpu":
+                return f"cpu.{_CPU[rel]} (+{rel})"
+            if name == "timer":
+                return f"timer.{_TIMER[rel]} (+{rel})"
+            if name == "lcd":
+                if rel < 8192:
+                    return f"lcd.VRAM[0x{rel:04X}]"
+                if rel < 8352:
+                    return f"lcd.OAM[{rel - 8192}]"
+                if 8364 <= rel < 9084:
+                    line, k = divmod(rel - 8364, 5)
+                    return f"lcd.scanlineparameters[{line}][{k}]"
+                if 9090 <= rel < 9114:
+                    return "lcd." + ("last_cycles", "clock", "clock_target")[(rel - 9090) // 8]
+                return f"lcd.{_LCD_NAMED.get(rel, '?')} (+{rel})"
+            if name == "renderer":
+                if rel == 115200:
+                    return "renderer.wy_activated_frame"
+                pix, k = divmod(rel, 5)
+                y, x = divmod(pix, 160)
+                return f"renderer.screen[y={y}, x={x}]" + (" attribute" if k == 4 else f" byte {k}")
+            return f"{name} (+{rel})"
+        pos += size
+    tail = sum(s for _, s in _TAIL)
+    cart_end = total - tail
+    if offset < cart_end:
+        return f"cartridge (+{offset - pos})"
+    pos = cart_end
+    for name, size in _TAIL:
+        if offset < pos + size:
+            return f"{name} (+{offset - pos})"
+        pos += size
+    return f"past the end (+{offset - total})"
+
+
+def first_difference(ref: dict, cand: dict) -> str | None:
+    """A one-line description of the first differing field (in ``FIELDS`` order)."""
+    for name in FIELDS:
+        a, b = np.asarray(ref[name]), np.asarray(cand[name])
+        if a.shape != b.shape:
+            return f"{name}: shape {a.shape} != {b.shape}"
+        if np.any(a != b):
+            idx = np.unravel_index(int(np.flatnonzero(a != b)[0]), a.shape) if a.ndim else ()
+            where = "" if not idx else "[" + ", ".join(str(int(i)) for i in idx) + "]"
+            extra = ""
+            if name == "registers":
+                extra = " (" + ("A F B C D E HL SP PC cycles".split()[int(idx[0])]) + ")"
+            elif name == "save_state":
+                extra = " (" + describe_offset(int(idx[0]), a.size) + ")"
+            elif name in ("io", "hram", "oam", "wram", "vram"):
+                base = {"io": 0xFF00, "hram": 0xFF80, "oam": 0xFE00, "wram": 0xC000, "vram": 0x8000}
+                extra = f" (address 0x{base[name] + int(idx[0]):04X})"
+            return f"{name}{where}{extra}: reference {a[idx]!r} != emurust {b[idx]!r}"
+    return None
+
+
+# -- envport backends ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RomCase:
+    """One ROM of the suites: its path, frames per L3 episode and whether its save states hold
+    host-time floats (RTC carts: those differ between any two runs, so they are not compared)."""
+
+    name: str
+    path: Path
+    episode_frames: int = 512
+    compare_state: bool = True
+
+
+def _backend_base():
+    from envport.backend import Backend
+
+    return Backend
+
+
+def _spec(name: str):
+    from envport.types import Box, Discrete, EnvSpec
+
+    return EnvSpec(id=f"emurust/{name}", version=PYBOY_VERSION,
+                   observation_space=Box(0, 255, (144, 160, 4), np.uint8),
+                   action_space=Discrete(1 << 16, np.int32))
+
+
+def make_backend(rom: RomCase, num_envs: int, factory: Callable, name: str):
+    """An envport Backend over ``num_envs`` emulators made by ``factory(path)``."""
+    Backend = _backend_base()
+    from envport.backend import StepResult
+
+    class EmuBackend(Backend):
+        supports_load = True
+
+        def __init__(self):
+            self.name, self.num_envs, self.spec = name, num_envs, _spec(rom.name)
+            self.envs = [factory(rom.path) for _ in range(num_envs)]
+            self.steps = np.zeros(num_envs, np.int64)
+            self.state_size = len(save_state_bytes(self.envs[0]))
+            self._last: list[dict] = []
+            self._full_state = False  # L2: every step carries the save-state bytes
+
+        def reset(self, seed: int) -> np.ndarray:
+            # power-on is deterministic: the seed only selects the action sequence (L3)
+            for e in self.envs:
+                e.stop(save=False)
+            self.envs = [factory(rom.path) for _ in range(self.num_envs)]
+            self.steps[:] = 0
+            self._last = [snapshot(e, False, self.state_size) for e in self.envs]
+            return np.stack([s["screen"] for s in self._last])
+
+        def step(self, actions) -> StepResult:
+            actions = np.asarray(actions).reshape(self.num_envs)
+            self._last = []
+            for i, (e, a) in enumerate(zip(self.envs, actions, strict=True)):
+                apply_action(e, int(a))
+                e.tick()
+                self.steps[i] += 1
+                done = bool(self.steps[i] >= rom.episode_frames)
+                with_state = self._full_state or (done and rom.compare_state)
+                self._last.append(snapshot(e, with_state, self.state_size, done))
+                if done:  # next episode from power-on
+                    e.stop(save=False)
+                    self.envs[i] = factory(rom.path)
+                    self.steps[i] = 0
+            obs = np.stack([s["screen"] for s in self._last])
+            term = np.array([bool(s["terminated"]) for s in self._last])
+            return StepResult(obs, np.zeros(self.num_envs, np.float32), term, np.zeros_like(term))
+
+        def state(self) -> dict:
+            return {k: np.stack([s[k] for s in self._last]) for k in FIELDS}
+
+        def load(self, state: dict) -> None:
+            """L2: a fresh emulator per env, loaded with PyBoy's save-state bytes."""
+            self._full_state = True
+            data = np.asarray(state["save_state"], np.uint8)
+            for e in self.envs:
+                e.stop(save=False)
+            self.envs = []
+            for i in range(self.num_envs):
+                e = factory(rom.path)
+                load_state_bytes(e, data[i].tobytes())
+                self.envs.append(e)
+            self.steps[:] = 0
+
+        def close(self) -> None:
+            for e in self.envs:
+                e.stop(save=False)
+
+    return EmuBackend()
+
+
+class StateSampler:
+    """L2 cases: a PyBoy run from power-on with sparse random button events, sampled every few
+    frames (its save-state bytes), plus one random action per case."""
+
+    def __init__(self, rom: RomCase, max_gap: int = 12, event_p: float = 0.08):
+        self.rom, self.max_gap, self.event_p = rom, max_gap, event_p
+        self.pb = None
+        self.frames = 0
+
+    def _restart(self):
+        if self.pb is not None:
+            self.pb.stop(save=False)
+        self.pb = make_pyboy(self.rom.path)
+        self.frames = 0
+
+    def __call__(self, rng: np.random.Generator, batch: int):
+        states = []
+        for _ in range(batch):
+            if self.pb is None or self.frames > 4 * self.rom.episode_frames:
+                self._restart()
+            for _ in range(int(rng.integers(1, self.max_gap + 1))):
+                apply_action(self.pb, sample_action(rng, self.event_p))
+                self.pb.tick()
+                self.frames += 1
+            states.append(np.frombuffer(save_state_bytes(self.pb), np.uint8))
+        actions = np.array([sample_action(rng, 0.25) for _ in range(batch)], np.int32)
+        return {"save_state": np.stack(states)}, actions
+
+
+def sample_action(rng: np.random.Generator, p: float = 0.05) -> int:
+    """Each of the 16 event bits set with probability ``p`` (sparse: buttons stay held a while)."""
+    bits = rng.random(16) < p
+    return int(np.dot(bits, 1 << np.arange(16)))
+
+
+def sample_actions(rng: np.random.Generator, n: int, p: float = 0.05) -> np.ndarray:
+    return np.array([sample_action(rng, p) for _ in range(n)], np.int32)
+
+
+def run_side_by_side(rom: RomCase, frames: int, seed: int = 0, p: float = 0.05,
+                     state_every: int = 0) -> tuple[int, str | None]:
+    """Power-on on both sides, the same random actions, every frame compared. Returns
+    ``(frames_compared, first_difference or None)``; the save states are compared every
+    ``state_every`` frames (0: at the end only, unless the cart has an RTC)."""
+    rng = np.random.default_rng(seed)
+    ref, cand = make_pyboy(rom.path), make_emurust(rom.path)
+    size = len(save_state_bytes(ref))
+    try:
+        for t in range(frames):
+            a = sample_action(rng, p)
+            apply_action(ref, a)
+            apply_action(cand, a)
+            ref.tick()
+            cand.tick()
+            last = t == frames - 1
+            with_state = rom.compare_state and (last or (state_every and t % state_every == 0))
+            diff = first_difference(snapshot(ref, with_state, size), snapshot(cand, with_state, size))
+            if diff is not None:
+                return t, f"{rom.name}, seed {seed}, frame {t}: {diff}"
+        return frames, None
+    finally:
+        ref.stop(save=False)
+        cand.stop(save=False)
