@@ -930,21 +930,31 @@ impl Renderer {
         (tile, yy, tile_addr)
     }
 
+    /// Writes `span` pixels of one tile row (`row`, colour indices) starting at `row[xx]` to line
+    /// `y` from column `x`: what PyBoy's per-pixel `_pixel` calls do between two tile fetches.
     #[inline]
-    fn pixel(
+    fn tile_span(
         &mut self,
-        pixel: u32,
-        x: usize,
         y: usize,
+        x: usize,
+        row: usize,
         xx: usize,
-        yy: usize,
-        bg_priority_apply: u8,
+        span: usize,
+        bgp: &PaletteRegister,
     ) {
-        let col0 = (self.tilecache[yy * 8 + xx] == 0) as u8;
-        self.put(y, x, pixel);
-        self.screenbuffer_attributes[y * COLS + x] = bg_priority_apply | col0;
+        let src = &self.tilecache[row * 8 + xx..row * 8 + xx + span];
+        let start = y * COLS + x;
+        let dst = &mut self.screenbuffer[start * 4..(start + span) * 4];
+        let attrs = &mut self.screenbuffer_attributes[start..start + span];
+        for ((px, at), &c) in dst.chunks_exact_mut(4).zip(attrs.iter_mut()).zip(src) {
+            px.copy_from_slice(&bgp.getcolor(c).to_le_bytes());
+            // COL0_FLAG; bg_priority_apply is 0 on DMG.
+            *at = (c == 0) as u8;
+        }
     }
 
+    /// PyBoy loops pixel by pixel and fetches a tile where `xx == 0 or x == _x`; this loops over
+    /// the runs of pixels between those fetches (same fetches, same pixels).
     pub fn scanline_window(
         &mut self,
         y: i32,
@@ -954,22 +964,29 @@ impl Renderer {
         cols: i32,
         lcd: &LcdView,
     ) -> i32 {
-        let mut yy = 0;
-        for x in x0..x0 + cols {
+        let end = x0 + cols;
+        let mut x = x0;
+        while x < end {
             // x >= max(0, wx) here, so x - wx >= 0 and C's % equals Python's.
             let xx = (x - wx) % 8;
-            if xx == 0 || x == x0 {
-                let (wt, y2, _) = self.get_tile(
-                    self.ly_window as u8,
-                    (x - wx) as u8,
-                    lcd.lcdc.windowmap_offset,
-                    lcd,
-                );
-                self.update_tilecache(wt, lcd);
-                yy = y2;
-            }
-            let pixel = lcd.bgp.getcolor(self.tilecache[yy * 8 + xx as usize]);
-            self.pixel(pixel, x as usize, y as usize, xx as usize, yy, 0);
+            // Always true on the first pixel, then at each tile boundary.
+            let (wt, yy, _) = self.get_tile(
+                self.ly_window as u8,
+                (x - wx) as u8,
+                lcd.lcdc.windowmap_offset,
+                lcd,
+            );
+            self.update_tilecache(wt, lcd);
+            let span = (8 - xx).min(end - x);
+            self.tile_span(
+                y as usize,
+                x as usize,
+                yy,
+                xx as usize,
+                span as usize,
+                lcd.bgp,
+            );
+            x += span;
         }
         cols
     }
@@ -983,22 +1000,30 @@ impl Renderer {
         cols: i32,
         lcd: &LcdView,
     ) -> i32 {
-        let mut b_yy = 0;
-        for x in x0..x0 + cols {
+        let end = x0 + cols;
+        let mut x = x0;
+        while x < end {
             // bx mask used for the half tile at the left side when scrolling
             let b_xx = (x + (bx & 0b111)) % 8;
-            if b_xx == 0 || x == 0 {
-                let (bt, y2, _) = self.get_tile(
-                    (y + by) as u8,
-                    (x + bx) as u8,
-                    lcd.lcdc.backgroundmap_offset,
-                    lcd,
-                );
-                self.update_tilecache(bt, lcd);
-                b_yy = y2;
-            }
-            let pixel = lcd.bgp.getcolor(self.tilecache[b_yy * 8 + b_xx as usize]);
-            self.pixel(pixel, x as usize, y as usize, b_xx as usize, b_yy, 0);
+            // PyBoy fetches where `b_xx == 0 or x == 0`; callers always start at x0 = 0, so that
+            // is the first pixel and each tile boundary.
+            let (bt, b_yy, _) = self.get_tile(
+                (y + by) as u8,
+                (x + bx) as u8,
+                lcd.lcdc.backgroundmap_offset,
+                lcd,
+            );
+            self.update_tilecache(bt, lcd);
+            let span = (8 - b_xx).min(end - x);
+            self.tile_span(
+                y as usize,
+                x as usize,
+                b_yy,
+                b_xx as usize,
+                span as usize,
+                lcd.bgp,
+            );
+            x += span;
         }
         cols
     }
