@@ -50,6 +50,7 @@ EXPECT = {
     "mbc2": (14000, True),
     "mbc3": (3500, True),
     "mbc5": (4000, True),
+    "mbc3_rtc": (25, False),  # about 140 frames per pass (waits on the RTC)
     "joypad": (9000, False),  # frames
     "serial": (1000, False),
 }
@@ -257,6 +258,11 @@ def _check_mbc5(w, out):
     assert w[0x100:0x200] == list(range(256))
 
 
+def _check_mbc3_rtc(w, out):
+    # seconds after the rollover (59 -> 0 after 70 frames), latched value kept, then moved on
+    assert w[0x10:0x13] == [0, 0, 1]
+
+
 def _check_timer(w, out):
     tac4, tac5, tac6, tac7, div = w[0x11:0x16]
     assert tac4 <= 2 and 66 <= tac5 <= 71 and 16 <= tac6 <= 19 and 3 <= tac7 <= 5 and div in (4, 5)
@@ -282,6 +288,7 @@ EXTRA_CHECKS = {
     "mbc2": _check_mbc2,
     "mbc3": _check_mbc3,
     "mbc5": _check_mbc5,
+    "mbc3_rtc": _check_mbc3_rtc,
     "timer": _check_timer,
     "ppu_render": _check_ppu_render,
     "interrupts": _check_interrupts,
