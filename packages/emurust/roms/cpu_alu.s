@@ -8,13 +8,18 @@
 ;    in clear and set, the others with one flag input each); immediate forms in the self-checks
 ;  - DAA: all 256 A x all 16 flag nibbles; CPL, SCF, CCF, RLCA, RLA, RRCA, RRA, INC/DEC A,
 ;    INC/DEC B, INC/DEC (HL): all 256 A x flags 0x00/0x50/0xA0/0xF0
-;  - ADD HL,BC/DE/HL/SP, ADD SP,e, LD HL,SP+e, INC/DEC rr: 16-bit operand tables
+;  - the 64 ALU register forms (B C D E H L (HL) A) over 16 x 16 operand pairs; INC/DEC on
+;    every register over all 256 values
+;  - ADD HL,BC/DE/HL/SP, ADD SP,e, LD HL,SP+e, INC/DEC rr (incl. SP): 16-bit operand tables
 ;  - PUSH/POP AF (F low nibble masked)
 .include "include/header.inc"
 
 .equ TMP, SCRATCH          ; u8 memory operand for the (HL) forms
 .equ SAVE_SP, SCRATCH+2    ; u16
 .equ SP_RES, SCRATCH+4     ; u16 SP after ADD SP,e
+.equ VAL_A, SCRATCH+6     ; A operand of REGOP
+.equ VAL_B, SCRATCH+7     ; register operand
+.equ FIN, SCRATCH+8       ; flags in
 
 ; Binary-op sweep: D = A (0..255) x operand B from `operands` x F = \fin; \insn does the op.
 .macro BINOP insn, fin
@@ -99,6 +104,61 @@
   call mix_a
 .endm
 
+; Register-operand forms: A = (VAL_A), every other register = (VAL_B) (HL -> TMP = VAL_B, or
+; H/L = VAL_B themselves), F = (FIN); then \op A,\reg and mix A/F.
+.macro REGOP op, reg
+  call regs_from_vals
+  .ifc \reg,h
+  ld h,a
+  .endif
+  .ifc \reg,l
+  ld l,a
+  .endif
+  ld a,(VAL_A)
+  .ifc \op,add
+  add a,\reg
+  .endif
+  .ifc \op,adc
+  adc a,\reg
+  .endif
+  .ifc \op,sub
+  sub a,\reg
+  .endif
+  .ifc \op,sbc
+  sbc a,\reg
+  .endif
+  .ifc \op,and
+  and \reg
+  .endif
+  .ifc \op,xor
+  xor \reg
+  .endif
+  .ifc \op,or
+  or \reg
+  .endif
+  .ifc \op,cp
+  cp \reg
+  .endif
+  call mix_af
+.endm
+
+; INC/DEC r: every register = (VAL_B), F = (FIN); mixes A/F and the register.
+.macro INCDEC op, reg
+  call regs_from_vals
+  .ifc \reg,h
+  ld h,a
+  .endif
+  .ifc \reg,l
+  ld l,a
+  .endif
+  \op \reg
+  call mix_af
+  push af
+  ld a,\reg
+  call mix_a
+  pop af
+.endm
+
 main:
 pass:
   BINOP "add a,b", 0xF0
@@ -127,6 +187,8 @@ pass:
   UNARY "call dec_b", 0x50
   UNARY "call inc_mem", 0x50
   UNARY "call dec_mem", 0x50
+  call regops
+  call incdecs
   call sweep16
   call checks
   call end_pass
@@ -229,6 +291,13 @@ sweep16:
   call mix_af
   call mix_hl
   ; INC/DEC rr (no flags)
+  ld h,d
+  ld l,e
+  dec hl
+  call mix_hl
+  inc hl
+  inc hl
+  call mix_hl
   inc de
   call mix_de
   dec bc
@@ -263,6 +332,8 @@ sweep16:
   SPOP "add sp,-128"
   SPOP "add sp,0x10"
   SPOP "add sp,-0x0F"
+  SPOP "inc sp"
+  SPOP "dec sp"
   ld a,(SAVE_SP)         ; ADD HL,SP with the real SP (0xDFFE here)
   ld l,a
   ld a,(SAVE_SP+1)
@@ -365,3 +436,79 @@ operands:
 words16:
   .dw 0x0000, 0x0001, 0x00FF, 0x0F00, 0x0FFF, 0x1000, 0x7FFF, 0x8000, 0x8001, 0xF00F, 0xFF00, 0xFFFF
 words16_end:
+
+; regs_from_vals: F = (FIN), A = B = C = D = E = (VAL_B), HL = TMP holding (VAL_B).
+regs_from_vals:
+  ld a,(FIN)
+  ld c,a
+  ld a,(VAL_B)
+  ld b,a
+  push bc
+  pop af
+  ld b,a
+  ld c,a
+  ld d,a
+  ld e,a
+  ld hl,TMP
+  ld (hl),a
+  ret
+
+; regops: the 64 ALU r forms (8 ops x B C D E H L (HL) A) for A and r over operands x operands,
+; F = (A ^ r) & 0xF0 (varied carry/half-carry inputs).
+regops:
+  ld hl,operands
+1:
+  ld a,(hl+)
+  ld (VAL_A),a
+  push hl
+  ld hl,operands
+2:
+  ld a,(hl+)
+  ld (VAL_B),a
+  push hl
+  ld b,a
+  ld a,(VAL_A)
+  xor b
+  and 0xF0
+  ld (FIN),a
+  call regop_block
+  pop hl
+  ld a,l
+  and 0x0F
+  jr nz,2b
+  pop hl
+  ld a,l
+  and 0x0F
+  jr nz,1b
+  ret
+
+regop_block:
+  .irp op, add,adc,sub,sbc,and,xor,or,cp
+  .irp r, b,c,d,e,h,l,(hl),a
+  REGOP \op, \r
+  .endr
+  .endr
+  ret
+
+; incdecs: INC/DEC on B C D E H L A for all 256 values, F alternating 0x50 / 0xA0.
+incdecs:
+  xor a
+  ld (VAL_B),a
+1:
+  ld a,(VAL_B)
+  and 1
+  ld a,0x50
+  jr z,2f
+  ld a,0xA0
+2:
+  ld (FIN),a
+  .irp op, inc,dec
+  .irp r, b,c,d,e,h,l,a
+  INCDEC \op, \r
+  .endr
+  .endr
+  ld a,(VAL_B)
+  inc a
+  ld (VAL_B),a
+  jp nz,1b
+  ret

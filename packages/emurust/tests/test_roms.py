@@ -37,7 +37,7 @@ MAGIC = 0xE5
 # Minimum RES_PASSES after FRAMES frames (about half of what PyBoy 2.8.1 reaches, so a ROM that
 # stalls or slows down a lot fails), and whether end_pass compares checksums across passes.
 EXPECT = {
-    "cpu_alu": (10, True),
+    "cpu_alu": (8, True),
     "cpu_cb": (12, True),
     "cpu_ld_jp": (2000, True),
     "halt_ei": (4000, False),  # one pass per frame
