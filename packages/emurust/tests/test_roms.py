@@ -202,6 +202,36 @@ def test_build_is_cached_and_reports_assembler_errors(tmp_path, roms):
         builder.assemble(src, builder.HeaderSpec(0, 0, 0, "BROKEN"))
 
 
+def test_cli_exits_nonzero_with_the_assembler_message(tmp_path, monkeypatch, capsys):
+    import shutil
+
+    roms_dir = tmp_path / "roms"
+    shutil.copytree(builder.ROMS_DIR / "include", roms_dir / "include")
+    (roms_dir / "bad.s").write_text(
+        '; @header title=BAD\n.include "include/header.inc"\nmain:\n  sub b\n'
+    )
+    monkeypatch.setattr(builder, "ROMS_DIR", roms_dir)
+    assert builder.main(["--out", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err
+    assert "bad.s" in err and "Error" in err  # the assembler's own message is shown
+    assert not (tmp_path / "out" / "bad.gb").exists()
+
+
+def test_missing_assembler_names_the_apt_package(tmp_path, monkeypatch):
+    monkeypatch.setattr(builder.shutil, "which", lambda name: None)
+    with pytest.raises(builder.RomBuildError, match="binutils-z80"):
+        builder.build_all(tmp_path, force=True)
+
+
+def test_header_line_is_validated():
+    with pytest.raises(builder.RomBuildError, match="bad @header item"):
+        builder.parse_header("; @header cart=0x01 banks=4\n", "x")
+    with pytest.raises(builder.RomBuildError, match="cartridge type"):
+        builder.parse_header("; @header cart=0x04\n", "x")
+    spec = builder.parse_header('; @header cart=0x13 rom=6 ram=3 title="A B"\n', "x")
+    assert spec == builder.HeaderSpec(0x13, 6, 3, "A B") and spec.size == 0x200000
+
+
 def test_pyboy_loads_every_rom(roms):
     from pyboy import PyBoy
 
