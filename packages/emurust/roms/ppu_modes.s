@@ -11,6 +11,10 @@
 ;  4. LCD off in VBlank: LY reads 0 and STAT mode 0 (ids 12-13); LCD on: LY counts again (id 14)
 ;  5. mode-3 length: polling iterations in mode 3 on line 30 for SCX = 0..7 (TABLE 0xC100..),
 ;     then with 10 sprites on the line (0xC108)
+;  6. VRAM (0x9BFF, off screen) and OAM (0xFE9F) reads and writes during modes 2 and 3 with
+;     different opcodes (LD A,(nn) / LD A,(HL) / LD (HL),n): what gets through is PyBoy's
+;     timing model (memory_access_offset), so the values are only recorded (0xC030..0xC037)
+;     and mixed
 .include "include/header.inc"
 
 main:
@@ -143,6 +147,7 @@ pass:
   call mix_a
   call wait_vblank
   call clear_oam_vblank
+  call vram_oam_access
   call end_pass_unchecked
   jp pass
 
@@ -241,3 +246,72 @@ lyc_values:
   .db 0, 1, 80, 143, 144, 153
 stat_sources:
   .db 0x08, 0x20, 0x10, 0x40, 0
+
+; wait_mode: polls until the STAT mode is D (the LCD is on, so every mode comes round).
+wait_mode:
+  ldh a,(rSTAT)
+  and 3
+  cp d
+  jr nz,wait_mode
+  ret
+
+vram_oam_access:
+  call wait_vblank
+  ld a,0x5A
+  ld (0x9BFF),a
+  ld a,0x3C
+  ld (0xFE9F),a
+  ld hl,SCRATCH+0x20
+  ld b,60
+  call wait_ly
+  ld d,3
+  call wait_mode
+  ld a,(0x9BFF)          ; mode 3
+  ld (hl+),a
+  ld a,(0xFE9F)
+  ld (hl+),a
+  push hl
+  ld hl,0x9BFF
+  ld a,(hl)
+  pop hl
+  ld (hl+),a
+  ld b,70
+  call wait_ly
+  ld d,2
+  call wait_mode
+  ld a,(0xFE9F)          ; mode 2
+  ld (hl+),a
+  ld b,80
+  call wait_ly
+  ld d,3
+  call wait_mode
+  push hl
+  ld hl,0x9BFF
+  ld (hl),0x77           ; writes in mode 3
+  ld hl,0xFE9F
+  ld (hl),0x66
+  pop hl
+  ld b,90
+  call wait_ly
+  ld d,2
+  call wait_mode
+  ld a,0x55
+  ld (0xFE9E),a          ; write in mode 2
+  call wait_vblank
+  ld a,(0x9BFF)
+  ld (hl+),a
+  ld a,(0xFE9F)
+  ld (hl+),a
+  ld a,(0xFE9E)
+  ld (hl+),a
+  ld hl,SCRATCH+0x20
+  ld b,7
+1:
+  ld a,(hl+)
+  call mix_a
+  dec b
+  jr nz,1b
+  xor a
+  ld (0xFE9E),a
+  ld (0xFE9F),a
+  ret
