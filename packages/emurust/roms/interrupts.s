@@ -10,6 +10,9 @@
 ;  5. real sources: VBlank (LY = 144 after wake-up), STAT LYC=0x40 (LY = 0x40), Timer overflow,
 ;     Serial internal clock (SB = 0xFF, SC bit 7 cleared) (ids 13-20)
 ;  6. VBlank and Timer both pending with IE = 0: enabling both dispatches VBlank first (ids 21-23)
+;  8. (before 7) dispatch with SP = 0: the high-byte push writes IE; from 0xC180 (0xC1 keeps
+;     VBlank) it is dispatched and RETI returns through IE (ids 24-26); from 0xD000 (0xD0 drops
+;     it) PyBoy cancels: PC = 0 (rst0_entry counts CANCEL_SEEN), no handler, IF kept (ids 27-29)
 ;  7. an idle stretch with IME on and IE = 0x1F (Joypad interrupts from pressed buttons count)
 ; Timing-dependent observations (loop counts) go to SCRATCH (0xC010..) and the checksum;
 ; passes use end_pass_unchecked (start phases differ from pass to pass).
@@ -20,6 +23,14 @@
 main:
   ld a,0x91
   ldh (rLCDC),a
+  ld hl,ie_push_routine
+  ld de,0xC180
+  ld bc,ie_push_routine_end-ie_push_routine
+  call memcpy
+  ld hl,ie_push_routine
+  ld de,0xD000
+  ld bc,ie_push_routine_end-ie_push_routine
+  call memcpy
 pass:
   ; 1. all five pending, all enabled: priority order
   di
@@ -242,6 +253,57 @@ pass:
   ld b,2
   ld c,23
   call expect
+  ; 8. the high-byte push of a dispatch lands in IE (SP = 0x0000): run from 0xC180 the pushed
+  ; byte 0xC1 keeps VBlank enabled (dispatched, RETI returns through IE); run from 0xD000, 0xD0
+  ; disables it and PyBoy cancels the dispatch: PC = 0, IME off, IF kept (rst0_entry catches it)
+  ld a,(IRQ_COUNT)
+  ld d,a
+  xor a
+  ldh (rIF),a
+  inc a
+  ldh (rIE),a
+  ldh (rIF),a            ; VBlank pending
+  call 0xC180
+  ldh a,(rIE)
+  ld b,0xC1
+  ld c,24
+  call expect
+  ld a,(IRQ_COUNT)
+  dec a
+  ld b,d
+  ld c,25
+  call expect
+  ldh a,(rIF)
+  and 0x01
+  ld b,0
+  ld c,26
+  call expect
+  ld a,(CANCEL_SEEN)
+  inc a
+  ld e,a
+  ld a,0x01
+  ldh (rIE),a
+  ldh (rIF),a
+  ld (CANCEL_ARMED),a
+  call 0xD000
+  di
+  ld a,(CANCEL_SEEN)
+  ld b,e
+  ld c,27
+  call expect
+  ld a,(IRQ_COUNT)
+  dec a
+  ld b,d
+  ld c,28
+  call expect            ; still only the one dispatch of the first run
+  ldh a,(rIF)
+  and 0x01
+  ld b,0x01
+  ld c,29
+  call expect
+  xor a
+  ld (CANCEL_ARMED),a
+  ldh (rIF),a
   ; 7. idle with everything enabled: VBlank, Joypad (buttons) interrupts just count
   xor a
   ldh (rIF),a
@@ -268,6 +330,22 @@ pass:
   ld (hl),0
   call end_pass_unchecked
   jp pass
+
+; Copied to 0xC180 and 0xD000: SP = 0 so that the dispatch's first push writes PC >> 8 into IE.
+ie_push_routine:
+  ld (CANCEL_SP),sp
+  ld sp,0x0000
+  ei
+  nop                    ; the dispatch happens after this
+  nop
+  di
+  ld a,(CANCEL_SP)
+  ld l,a
+  ld a,(CANCEL_SP+1)
+  ld h,a
+  ld sp,hl
+  ret
+ie_push_routine_end:
 
 ; log_reset: empty the interrupt log and the per-source counts (IRQ_COUNT+4, joypad, is kept).
 log_reset:
