@@ -1,0 +1,709 @@
+//! Translated from PyBoy 2.8.1 pyboy/core/mb.py (LGPL-3.0).
+//!
+//! The motherboard: it owns every component, maps the 64 KiB address space (`getitem`/`setitem`
+//! and their I/O-port halves, with PyBoy's VRAM/OAM blocking and lazy OAM DMA), runs PyBoy's
+//! catch-up scheduler (`tick`: run the CPU to the nearest component event, then catch the
+//! components up to `cpu.cycles`) and reads/writes the whole save state (version 29, DMG). Only
+//! DMG paths are kept (`cgb` is always false): HDMA, KEY0/KEY1, WRAM banking, VRAM bank 1 and the
+//! CGB palette registers were dropped, each with a note where PyBoy has the branch. The SGB is
+//! never enabled without PyBoy's `sgb_border` option (not supported here), so its state block is
+//! carried as opaque bytes. Breakpoints (PyBoy's `OPCODE_BRK` patching) are not supported.
+
+use crate::bootrom::BootRom;
+use crate::cartridge::{load_cartridge, Cartridge};
+use crate::cpu::{self, Cpu};
+use crate::error::EmuError;
+use crate::interaction::Interaction;
+use crate::lcd::{Lcd, DMG_PALETTE_GREY};
+use crate::ram::Ram;
+use crate::serial::Serial;
+use crate::sound::Sound;
+use crate::timer::Timer;
+use crate::utils::{
+    StateReader, StateWriter, INTR_HIGHTOLOW, INTR_SERIAL, INTR_TIMER, MAX_CYCLES, STATE_VERSION,
+};
+
+/// Size of `SGB.save_state`: 7 flags, 4 joypad bytes, border tiles, map and palettes.
+pub const SGB_STATE_SIZE: usize = 7 + 4 + 0x2000 + 0x800 + 0x80;
+
+/// `SGB.save_state` of a fresh, disabled SGB (`multiplayer_players` 1, joypad_data 0xFF x 4).
+fn sgb_fresh_state() -> Vec<u8> {
+    let mut b = vec![0u8; SGB_STATE_SIZE];
+    b[2] = 1;
+    b[7..11].fill(0xFF);
+    b
+}
+
+pub struct Motherboard {
+    pub cartridge: Cartridge,
+    pub bootrom: BootRom,
+    pub timer: Timer,
+    pub interaction: Interaction,
+    pub ram: Ram,
+    pub cpu: Cpu,
+    pub serial: Serial,
+    pub lcd: Lcd,
+    pub sound: Sound,
+    /// `SGB.save_state` bytes, kept as loaded (the SGB never runs in DMG mode without a border).
+    pub sgb_state: Vec<u8>,
+    pub bootrom_enabled: bool,
+    /// Serial bytes written by the game (FF01), not part of the state.
+    pub serialbuffer: [u8; 1024],
+    pub serialbuffer_count: u16,
+    pub oam_dma_active: bool,
+    pub oam_dma_reading: bool,
+    pub oam_dma_source: u8,
+    pub oam_dma_index: u8,
+    /// `int64_t` in PyBoy; compared signed below.
+    pub oam_dma_start_cycle: u64,
+    // CGB fields that DMG still writes in the state (always their DMG values).
+    pub key0: u8,
+    pub key1: u8,
+    pub wram_select: u8,
+    pub double_speed: bool,
+    pub cgb: bool,
+    /// Test-only flat 64 KiB memory that replaces the memory map (opcode vectors).
+    #[cfg(test)]
+    pub test_flat: Option<Box<FlatMem>>,
+}
+
+/// A flat memory with an access log, mirroring the fake `mb` of tools/emurust_cpu_vectors.py.
+#[cfg(test)]
+pub struct FlatMem {
+    pub mem: Vec<u8>,
+    /// (kind 0 = read, 1 = write, address, value, cpu.cycles, cpu.memory_access_offset)
+    pub log: Vec<(u8, u16, u8, u64, u8)>,
+}
+
+impl Motherboard {
+    /// `Motherboard(gamerom, ram_file, rtc_file, bootrom_file=None, ..., cgb=False)` with sound
+    /// off and the DMG boot ROM.
+    pub fn new(rom: &[u8], ram_file: Option<&[u8]>, rtc_file: Option<&[u8]>) -> Result<Self, EmuError> {
+        let cartridge = load_cartridge(rom, ram_file, rtc_file)?;
+        Ok(Motherboard {
+            cartridge,
+            bootrom: BootRom::new(),
+            timer: Timer::new(),
+            interaction: Interaction::new(),
+            ram: Ram::new(),
+            cpu: Cpu::new(),
+            serial: Serial::new(),
+            lcd: Lcd::new(DMG_PALETTE_GREY),
+            sound: Sound::new(),
+            sgb_state: sgb_fresh_state(),
+            bootrom_enabled: true,
+            serialbuffer: [0; 1024],
+            serialbuffer_count: 0,
+            oam_dma_active: false,
+            oam_dma_reading: false,
+            oam_dma_source: 0,
+            oam_dma_index: 0,
+            oam_dma_start_cycle: 0,
+            key0: 0,
+            key1: 0,
+            wram_select: 0,
+            double_speed: false,
+            cgb: false,
+            #[cfg(test)]
+            test_flat: None,
+        })
+    }
+
+    /// The boot ROM bytes (PyBoy's `memory[-1, 0x00:0x100]`).
+    pub fn bootrom_bytes(&self) -> &[u8] {
+        &self.bootrom.bootrom
+    }
+
+    pub fn bootrom_bytes_mut(&mut self) -> &mut [u8] {
+        &mut self.bootrom.bootrom
+    }
+
+    /// `getserial()`: the bytes written to FF01 since the last call.
+    pub fn getserial(&mut self) -> Vec<u8> {
+        let n = (self.serialbuffer_count as usize).min(self.serialbuffer.len());
+        let b = self.serialbuffer[..n].to_vec();
+        self.serialbuffer_count = 0;
+        b
+    }
+
+    /// `buttonevent(key)`: a WindowEvent press/release; a new press raises the joypad interrupt.
+    pub fn buttonevent(&mut self, key: u32) {
+        if self.interaction.key_event(key) {
+            self.cpu.set_interruptflag(INTR_HIGHTOLOW);
+        }
+    }
+
+    // ------------------------------------------------------------------ state
+
+    /// `save_state`: the whole state file, version byte first.
+    pub fn save_state(&self) -> Vec<u8> {
+        let mut f = StateWriter::new();
+        f.write(STATE_VERSION);
+        f.write_bool(self.bootrom_enabled);
+        f.write(self.key0);
+        f.write(self.key1);
+        f.write_bool(self.double_speed);
+        f.write_bool(self.cgb);
+        // (HDMA block only if cgb: dropped.)
+        self.cpu.save_state(&mut f);
+        f.write_bool(self.oam_dma_active);
+        f.write_bool(self.oam_dma_reading);
+        f.write(self.oam_dma_source);
+        f.write(self.oam_dma_index);
+        f.write_64bit(self.oam_dma_start_cycle);
+        self.lcd.save_state(&mut f);
+        self.sound.save_state(&mut f);
+        self.lcd.renderer.save_state(&mut f);
+        self.ram.save_state(&mut f);
+        f.write(self.wram_select);
+        self.timer.save_state(&mut f);
+        self.cartridge.save_state(&mut f);
+        self.interaction.save_state(&mut f);
+        self.serial.save_state(&mut f);
+        f.write_bytes(&self.sgb_state);
+        f.buf
+    }
+
+    /// `load_state` for version 29 DMG states only. Rejects another version, a CGB state,
+    /// truncated data and trailing bytes. Unlike PyBoy (which leaves a half-loaded machine), a
+    /// failed load restores the state saved just before it.
+    pub fn load_state(&mut self, data: &[u8]) -> Result<(), EmuError> {
+        match data.first() {
+            None => return Err(EmuError::State("save state is empty".into())),
+            Some(&v) if v != STATE_VERSION => {
+                return Err(EmuError::State(format!(
+                    "unsupported save-state version {v}: emurust reads version {STATE_VERSION} \
+                     (PyBoy 2.8.1) only"
+                )))
+            }
+            _ => {}
+        }
+        if data.get(5).is_some_and(|&cgb| cgb != 0) {
+            return Err(EmuError::State(
+                "Loading state which *is* CGB-mode, but PyBoy *is not* in CGB mode!".into(),
+            ));
+        }
+        let backup = self.save_state();
+        let result = self.load_state_inner(data);
+        if result.is_err() {
+            self.load_state_inner(&backup)
+                .expect("a state this motherboard saved must load back");
+        }
+        result
+    }
+
+    fn load_state_inner(&mut self, data: &[u8]) -> Result<(), EmuError> {
+        let mut f = StateReader::new(data);
+        let _version = f.read()?;
+        self.bootrom_enabled = f.read_bool()?;
+        self.key0 = f.read()?;
+        self.key1 = f.read()?;
+        self.double_speed = f.read_bool()?;
+        let cgb = f.read()?;
+        if cgb != 0 {
+            return Err(EmuError::State(
+                "Loading state which *is* CGB-mode, but PyBoy *is not* in CGB mode!".into(),
+            ));
+        }
+        self.cpu.load_state(&mut f)?;
+        self.oam_dma_active = f.read_bool()?;
+        self.oam_dma_reading = f.read_bool()?;
+        self.oam_dma_source = f.read()?;
+        self.oam_dma_index = f.read()?;
+        self.oam_dma_start_cycle = f.read_64bit()?;
+        self.lcd.load_state(&mut f)?;
+        self.sound.load_state(&mut f)?;
+        self.lcd.renderer.load_state(&mut f)?;
+        self.lcd.renderer.clear_cache();
+        self.ram.load_state(&mut f)?;
+        self.wram_select = f.read()?;
+        self.timer.load_state(&mut f)?;
+        self.cartridge.load_state(&mut f)?;
+        self.interaction.load_state(&mut f)?;
+        self.serial.load_state(&mut f)?;
+        let mut sgb = vec![0u8; SGB_STATE_SIZE];
+        f.read_into(&mut sgb)?;
+        self.sgb_state = sgb;
+        if f.remaining() != 0 {
+            return Err(EmuError::State(format!(
+                "{} unexpected byte(s) after the end of the save state",
+                f.remaining()
+            )));
+        }
+        Ok(())
+    }
+
+    // ------------------------------------------------------------------ coordinator
+
+    /// `Motherboard.tick()`: one frame, i.e. until the LCD sets `frame_done`.
+    pub fn tick(&mut self) -> Result<(), EmuError> {
+        while !self.lcd.frame_done {
+            // (CGB HDMA branch dropped.) Fast-forward to the next component event; all of these
+            // are int64 in PyBoy (the LCD's may be negative when it ran past its target).
+            let mode0_cycles = MAX_CYCLES as i64;
+            let m = (self.timer.cycles_to_interrupt as i64)
+                .min(self.lcd.cycles_to_interrupt)
+                .min(self.lcd.cycles_to_frame)
+                .min(self.sound.cycles_to_interrupt as i64)
+                .min(self.serial.cycles_to_interrupt as i64)
+                .min(mode0_cycles);
+            let cycles_target = 4i64.max(m);
+            // (breakpoint_singlestep: no breakpoints in emurust.)
+            cpu::tick(self, cycles_target as u64)?;
+
+            if self.oam_dma_active && !self.oam_dma_reading {
+                self.sync_oam_dma(0);
+            }
+
+            let cycles = self.cpu.cycles;
+            self.sound.tick(cycles);
+            if self.serial.tick(cycles) {
+                self.cpu.set_interruptflag(INTR_SERIAL);
+            }
+            if self.timer.tick(cycles) {
+                self.cpu.set_interruptflag(INTR_TIMER);
+            }
+            let lcd_interrupt = self.lcd.tick(cycles);
+            if lcd_interrupt != 0 {
+                self.cpu.set_interruptflag(lcd_interrupt);
+            }
+        }
+        Ok(())
+    }
+
+    // ------------------------------------------------------------------ memory manager
+
+    /// `sync_oam_dma(memory_access_offset)`: copy the DMA bytes due by `cycles + offset`.
+    pub fn sync_oam_dma(&mut self, memory_access_offset: u8) {
+        if !self.oam_dma_active || self.oam_dma_reading {
+            return;
+        }
+        let elapsed = (self.cpu.cycles as i64)
+            .wrapping_add(memory_access_offset as i64)
+            .wrapping_sub(self.oam_dma_start_cycle as i64);
+        if elapsed < 4 {
+            return;
+        }
+        let target = 0xA0i64.min(elapsed / 4);
+        while (self.oam_dma_index as i64) < target {
+            self.oam_dma_reading = true;
+            let mut source = self.oam_dma_source;
+            if !self.cgb && source >= 0xFE {
+                source -= 0x20;
+            }
+            let value = self.getitem(((source as u16) << 8) | self.oam_dma_index as u16);
+            self.oam_dma_reading = false;
+            // oam_dma_index < 0xA0 here (target <= 0xA0).
+            self.lcd.oam[self.oam_dma_index as usize] = value;
+            self.oam_dma_index += 1;
+        }
+        if self.oam_dma_index == 0xA0 {
+            self.oam_dma_active = false;
+        }
+    }
+
+    /// Catch the LCD up to `cpu.cycles + cpu.memory_access_offset` (VRAM/OAM access checks).
+    #[inline]
+    fn lcd_catch_up_with_offset(&mut self) {
+        let lcd_interrupt =
+            self.lcd.tick(self.cpu.cycles.wrapping_add(self.cpu.memory_access_offset as u64));
+        if lcd_interrupt != 0 {
+            self.cpu.set_interruptflag(lcd_interrupt);
+        }
+    }
+
+    pub fn getitem(&mut self, i: u16) -> u8 {
+        #[cfg(test)]
+        if let Some(f) = self.test_flat.as_mut() {
+            let v = f.mem[i as usize];
+            f.log.push((0, i, v, self.cpu.cycles, self.cpu.memory_access_offset));
+            return v;
+        }
+        match i {
+            0x0000..=0x3FFF => {
+                // 16kB ROM bank #0 (the CGB boot ROM's 0x200-0x8FF part is dropped)
+                if self.bootrom_enabled && i <= 0xFF {
+                    self.bootrom.getitem(i)
+                } else {
+                    self.cartridge.rom_byte(self.cartridge.rombank_selected_low as usize, i as usize)
+                }
+            }
+            0x4000..=0x7FFF => {
+                // 16kB switchable ROM bank
+                self.cartridge.rom_byte(self.cartridge.rombank_selected as usize, (i - 0x4000) as usize)
+            }
+            0x8000..=0x9FFF => {
+                // 8kB Video RAM
+                if self.cpu.memory_access_offset != 0 {
+                    self.lcd_catch_up_with_offset();
+                    let lcd = &self.lcd;
+                    if lcd.lcdc.lcd_enable
+                        && (lcd.stat.mode == 3
+                            || (lcd.stat.mode == 2
+                                && lcd.clock <= lcd.clock_target
+                                && lcd.clock_target - lcd.clock <= 4))
+                    {
+                        return 0xFF;
+                    }
+                }
+                // (VRAM bank 1 is CGB only.)
+                self.lcd.vram0[(i - 0x8000) as usize]
+            }
+            0xA000..=0xBFFF => {
+                // 8kB switchable RAM bank
+                if self.cartridge.rtc_enabled && (0x08..=0x0C).contains(&self.cartridge.rambank_selected) {
+                    self.cartridge.rtc_tick(self.cpu.cycles);
+                }
+                self.cartridge.getitem(i)
+            }
+            0xC000..=0xDFFF => {
+                // 8kB Internal RAM (CGB WRAM banking dropped)
+                self.ram.internal_ram0[(i - 0xC000) as usize]
+            }
+            0xE000..=0xFDFF => self.getitem(i - 0x2000), // Echo of 8kB Internal RAM
+            0xFE00..=0xFE9F => {
+                // Sprite Attribute Memory (OAM)
+                if self.cpu.memory_access_offset != 0 && !self.oam_dma_reading {
+                    self.lcd_catch_up_with_offset();
+                    if self.lcd.lcdc.lcd_enable
+                        && (matches!(self.lcd.stat.mode, 2 | 3) || self.lcd.is_startup_mode2_delay())
+                    {
+                        // OAM locks when LY advances, before startup mode 2 begins.
+                        return 0xFF;
+                    }
+                }
+                if self.oam_dma_active && !self.oam_dma_reading {
+                    self.sync_oam_dma(self.cpu.memory_access_offset);
+                }
+                let memory_access_offset = self.cpu.memory_access_offset as i64;
+                let started = |mb: &Motherboard| {
+                    (mb.cpu.cycles as i64).wrapping_add(memory_access_offset) >= mb.oam_dma_start_cycle as i64
+                };
+                let mut dma_started = started(self);
+                if self.oam_dma_active && !self.oam_dma_reading && dma_started && self.cpu.HL == i {
+                    self.sync_oam_dma((memory_access_offset as u8).max(4));
+                    dma_started = started(self);
+                }
+                if self.oam_dma_active && dma_started && !self.oam_dma_reading {
+                    return 0xFF;
+                }
+                self.lcd.oam[(i - 0xFE00) as usize]
+            }
+            0xFEA0..=0xFEFF => self.ram.non_io_internal_ram0[(i - 0xFEA0) as usize],
+            _ => self.getitem_io_ports(i),
+        }
+    }
+
+    pub fn getitem_io_ports(&mut self, i: u16) -> u8 {
+        #[cfg(test)]
+        if let Some(f) = self.test_flat.as_mut() {
+            let v = f.mem[i as usize];
+            f.log.push((0, i, v, self.cpu.cycles, self.cpu.memory_access_offset));
+            return v;
+        }
+        if self.oam_dma_active && !self.oam_dma_reading {
+            self.sync_oam_dma(self.cpu.memory_access_offset);
+        }
+        match i {
+            0xFF00..=0xFF4B => match i {
+                0xFF01..=0xFF02 => {
+                    if self.serial.tick(self.cpu.cycles) {
+                        self.cpu.set_interruptflag(INTR_SERIAL);
+                    }
+                    if i == 0xFF01 {
+                        self.serial.sb
+                    } else {
+                        self.serial.sc
+                    }
+                }
+                0xFF03 => 0xFF, // Undocumented register
+                0xFF04..=0xFF07 => {
+                    if self.timer.tick(self.cpu.cycles) {
+                        self.cpu.set_interruptflag(INTR_TIMER);
+                    }
+                    match i {
+                        0xFF04 => self.timer.div,
+                        0xFF05 => self.timer.read_tima(),
+                        0xFF06 => self.timer.tma,
+                        _ => self.timer.tac | 0b1111_1000,
+                    }
+                }
+                0xFF08..=0xFF0E => 0xFF, // Undocumented registers
+                0xFF0F => self.cpu.interrupts_flag_register | 0b1110_0000,
+                0xFF10..=0xFF3F => {
+                    self.sound.tick(self.cpu.cycles);
+                    self.sound.get((i - 0xFF10) as u8)
+                }
+                0xFF40..=0xFF4B => {
+                    self.lcd_catch_up_with_offset();
+                    match i {
+                        0xFF40 => self.lcd.lcdc.value,
+                        0xFF41 => self.lcd.read_stat(),
+                        0xFF42 => self.lcd.scy,
+                        0xFF43 => self.lcd.scx,
+                        0xFF44 => self.lcd.ly,
+                        0xFF45 => self.lcd.lyc,
+                        0xFF46 => self.oam_dma_source,
+                        0xFF47 => self.lcd.bgp.get(),
+                        0xFF48 => self.lcd.obp0.get(),
+                        0xFF49 => self.lcd.obp1.get(),
+                        0xFF4A => self.lcd.wy,
+                        _ => self.lcd.wx,
+                    }
+                }
+                // P1/JOYP: computed on write; the stored byte is returned.
+                0xFF00 => self.ram.io_ports[0],
+                _ => self.ram.io_ports[(i - 0xFF00) as usize],
+            },
+            // Empty but unusable for I/O; the CGB registers here are dropped (DMG reads 0xFF).
+            0xFF4C..=0xFF7F => 0xFF,
+            0xFF80..=0xFFFE => self.ram.internal_ram1[(i - 0xFF80) as usize],
+            0xFFFF => self.cpu.interrupts_enabled_register,
+            // Below FF00: PyBoy's function would fall off its end (0); only reachable by a direct
+            // call, never from getitem.
+            _ => 0,
+        }
+    }
+
+    pub fn setitem(&mut self, i: u16, value: u8) {
+        #[cfg(test)]
+        if let Some(f) = self.test_flat.as_mut() {
+            f.mem[i as usize] = value;
+            f.log.push((1, i, value, self.cpu.cycles, self.cpu.memory_access_offset));
+            return;
+        }
+        match i {
+            0x0000..=0x3FFF => {
+                // 16kB ROM bank #0: MBC commands, the data does not change.
+                self.cartridge.setitem(i, value);
+                self.cpu.bail = true;
+            }
+            0x4000..=0x7FFF => {
+                if self.cartridge.rtc_enabled && i >= 0x6000 {
+                    self.cartridge.rtc_tick(self.cpu.cycles);
+                }
+                self.cartridge.setitem(i, value);
+                self.cpu.bail = true;
+            }
+            0x8000..=0x9FFF => {
+                // 8kB Video RAM
+                if self.cpu.memory_access_offset != 0 {
+                    self.lcd_catch_up_with_offset();
+                    if self.lcd.lcdc.lcd_enable && self.lcd.stat.mode == 3 {
+                        return;
+                    }
+                }
+                // (VRAM bank 1 is CGB only.) Tile-data writes invalidate the renderer's caches.
+                self.lcd.write_vram(i - 0x8000, value);
+            }
+            0xA000..=0xBFFF => {
+                if self.cartridge.rtc_enabled && (0x08..=0x0C).contains(&self.cartridge.rambank_selected) {
+                    self.cartridge.rtc_tick(self.cpu.cycles);
+                }
+                self.cartridge.setitem(i, value);
+            }
+            0xC000..=0xDFFF => {
+                // (CGB WRAM banking dropped.)
+                self.ram.internal_ram0[(i - 0xC000) as usize] = value;
+            }
+            0xE000..=0xFDFF => self.setitem(i - 0x2000, value), // Echo of 8kB Internal RAM
+            0xFE00..=0xFE9F => {
+                // Sprite Attribute Memory (OAM)
+                if self.cpu.memory_access_offset != 0 {
+                    self.lcd_catch_up_with_offset();
+                    let lcd = &self.lcd;
+                    if lcd.lcdc.lcd_enable
+                        && (lcd.stat.mode == 3
+                            || (lcd.stat.mode == 2
+                                && !(
+                                    // OAM briefly opens during the final four startup cycles of mode 2.
+                                    lcd.first_frame
+                                        && lcd.clock <= lcd.clock_target
+                                        && lcd.clock_target - lcd.clock <= 4
+                                )))
+                    {
+                        return;
+                    }
+                }
+                if self.oam_dma_active && !self.oam_dma_reading {
+                    self.sync_oam_dma(self.cpu.memory_access_offset);
+                }
+                if !self.oam_dma_active {
+                    self.lcd.oam[(i - 0xFE00) as usize] = value;
+                }
+            }
+            0xFEA0..=0xFEFF => self.ram.non_io_internal_ram0[(i - 0xFEA0) as usize] = value,
+            _ => self.setitem_io_ports(i, value),
+        }
+    }
+
+    pub fn setitem_io_ports(&mut self, i: u16, value: u8) {
+        #[cfg(test)]
+        if let Some(f) = self.test_flat.as_mut() {
+            f.mem[i as usize] = value;
+            f.log.push((1, i, value, self.cpu.cycles, self.cpu.memory_access_offset));
+            return;
+        }
+        if self.oam_dma_active && !self.oam_dma_reading {
+            self.sync_oam_dma(self.cpu.memory_access_offset);
+        }
+        match i {
+            0xFF00..=0xFF4B => {
+                match i {
+                    0xFF00 => {
+                        // P1/JOYP. (SGB packet/multiplayer handling: the SGB is never enabled.)
+                        self.ram.io_ports[0] = self.interaction.pull(value);
+                    }
+                    0xFF01..=0xFF02 => {
+                        if self.serial.tick(self.cpu.cycles) {
+                            self.cpu.set_interruptflag(INTR_SERIAL);
+                        }
+                        if i == 0xFF01 {
+                            let n = (self.serialbuffer_count & 0x3FF) as usize;
+                            self.serialbuffer[n] = value;
+                            self.serialbuffer_count = (self.serialbuffer_count + 1) & 0x3FF;
+                            self.serial.set_sb(value);
+                        } else {
+                            self.serial.set_sc(value);
+                        }
+                    }
+                    0xFF04..=0xFF07 => {
+                        if self.timer.tick(self.cpu.cycles) {
+                            self.cpu.set_interruptflag(INTR_TIMER);
+                        }
+                        match i {
+                            0xFF04 => {
+                                // A DIV write while its APU bit is set is a DIV-APU falling edge.
+                                let apu_div_edge = (self.timer.div as u32)
+                                    & 0b1_0000u32.checked_shl(self.sound.speed_shift as u32).unwrap_or(0);
+                                self.sound.tick(self.cpu.cycles); // Process outstanding cycles
+                                if apu_div_edge != 0 {
+                                    self.sound.apu_poweron_after_div_write = 1;
+                                    self.sound.last_div_write_cycles = self.sound.cycles;
+                                }
+                                self.sound.reset_apu_div(apu_div_edge != 0);
+                                self.timer.reset();
+                            }
+                            0xFF05 => self.timer.write_tima(value),
+                            0xFF06 => self.timer.write_tma(value),
+                            _ => self.timer.write_tac(value),
+                        }
+                    }
+                    0xFF0F => self.cpu.interrupts_flag_register = value & 0b0001_1111,
+                    0xFF10..=0xFF3F => self.sound_register_write(i, value),
+                    0xFF40..=0xFF4B => {
+                        // No memory_access_offset here, as in PyBoy.
+                        let lcd_interrupt = self.lcd.tick(self.cpu.cycles);
+                        if lcd_interrupt != 0 {
+                            self.cpu.set_interruptflag(lcd_interrupt);
+                        }
+                        let irq = match i {
+                            0xFF40 => self.lcd.set_lcdc(value),
+                            0xFF41 => self.lcd.stat.set(value),
+                            0xFF42 => {
+                                self.lcd.scy = value;
+                                0
+                            }
+                            0xFF43 => {
+                                self.lcd.scx = value;
+                                0
+                            }
+                            0xFF44 => 0, // LY is read-only
+                            0xFF45 => self.lcd.write_lyc(value),
+                            0xFF46 => {
+                                self.transfer_DMA(value);
+                                0
+                            }
+                            0xFF47 => {
+                                self.lcd.bgp.set(value);
+                                0
+                            }
+                            0xFF48 => {
+                                self.lcd.obp0.set(value);
+                                0
+                            }
+                            0xFF49 => {
+                                self.lcd.obp1.set(value);
+                                0
+                            }
+                            0xFF4A => {
+                                self.lcd.wy = value;
+                                0
+                            }
+                            _ => {
+                                self.lcd.wx = value;
+                                0
+                            }
+                        };
+                        if irq != 0 {
+                            self.cpu.set_interruptflag(irq);
+                        }
+                        if i == 0xFF44 {
+                            // PyBoy returns before setting bail for the read-only LY.
+                            return;
+                        }
+                    }
+                    _ => self.ram.io_ports[(i - 0xFF00) as usize] = value,
+                }
+                self.cpu.bail = true;
+            }
+            0xFF4C..=0xFF7F => {
+                if self.bootrom_enabled && i == 0xFF50 && (value == 0x1 || value == 0x11) {
+                    self.bootrom_enabled = false;
+                    self.cpu.bail = true;
+                }
+                // Everything else here is a CGB register (KEY0/KEY1, VBK, HDMA, palettes, WRAM
+                // bank, undocumented) or read-only: ignored on DMG.
+            }
+            0xFF80..=0xFFFE => self.ram.internal_ram1[(i - 0xFF80) as usize] = value,
+            0xFFFF => {
+                self.cpu.interrupts_enabled_register = value;
+                self.cpu.bail = true;
+            }
+            // Below FF00: only reachable by a direct call; PyBoy does nothing.
+            _ => {}
+        }
+    }
+
+    /// FF10-FF3F write (`setitem_io_ports`' sound branch, DMG: `sound.cgb` is false).
+    fn sound_register_write(&mut self, i: u16, value: u8) {
+        self.sound.tick(self.cpu.cycles);
+        let div_bit = 0b1_0000u32.checked_shl(self.sound.speed_shift as u32).unwrap_or(0);
+        if i == 0xFF26 && value & 0x80 != 0 && self.sound.poweron == 0 {
+            // Starting the APU while DIV's clock bit is high skips its next edge.
+            // (The CGB-only conditions are dropped.)
+            if self.sound.apu_poweron_after_div_write != 0 && (self.timer.div as u32) & div_bit != 0 {
+                self.sound.div_apu_counter = 2;
+            } else {
+                self.sound.div_apu_counter = 0;
+            }
+        }
+        self.sound.set((i - 0xFF10) as u8, value);
+        if i == 0xFF14 {
+            self.sound.apu_poweron_after_div_write = 0;
+        }
+        if i == 0xFF26 && value & 0x80 != 0 && self.sound.div_apu_counter != 0 {
+            self.sound.div_apu = 1;
+            // cython.int maths; speed_shift is 0 on DMG (a corrupt state cannot overflow here).
+            let shift = (self.sound.speed_shift as u32).min(31);
+            let div_period: i64 = 0x2000i64 << shift;
+            let cycles_to_div_edge = div_period - (self.timer.div_counter as i64 & (div_period - 1));
+            self.sound.cycles_target_512hz =
+                self.sound.cycles as f64 + (cycles_to_div_edge >> shift) as f64;
+        }
+    }
+
+    /// `transfer_DMA(src)`: schedule an OAM DMA (bytes are copied lazily by `sync_oam_dma`).
+    #[allow(non_snake_case)]
+    pub fn transfer_DMA(&mut self, src: u8) {
+        if self.oam_dma_active && self.oam_dma_index == 0 {
+            self.oam_dma_start_cycle = self.cpu.cycles.wrapping_add(8);
+        } else {
+            self.oam_dma_start_cycle = self.cpu.cycles.wrapping_add(12);
+        }
+        self.oam_dma_active = true;
+        self.oam_dma_reading = false;
+        self.oam_dma_source = src;
+        self.oam_dma_index = 0;
+    }
+}

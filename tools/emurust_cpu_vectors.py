@@ -1,0 +1,221 @@
+#!/usr/bin/env python3
+"""Record per-instruction test vectors for emurust's CPU from PyBoy 2.8.1's own Python sources.
+
+Run with an interpreter that has pyboy 2.8.1 installed (its wheel ships the ``.py`` sources)::
+
+    /tmp/pyboy-venv/bin/python tools/emurust_cpu_vectors.py
+
+``pyboy/core/opcodes.py`` and ``pyboy/core/cpu.py`` are loaded from source (the compiled
+classes hide their ``cdef`` methods) with a fake motherboard: a flat 64 KiB memory whose
+``getitem/setitem/getitem_io_ports/setitem_io_ports`` log every access with ``cpu.cycles`` and
+``cpu.memory_access_offset`` at that moment (PyBoy's catch-up timing depends on both), and with
+``bootrom_enabled = True`` so that instructions are fetched through ``getitem`` as PyBoy does
+outside the ROM fast path. The opcodes read ``cpu.mb.*``, as in PyBoy.
+
+Cases (seeded, so the file is reproducible):
+
+* ``step``: every opcode 0x00-0xFF and every CB opcode, from random register/flag/memory states
+  biased to edges (0x00/0xFF/0xFFFF/0x7F...), one ``CPU.fetch_and_execute()``;
+* ``tick``: random interrupt/HALT/EI states and random code, one ``CPU.tick(target)``.
+
+Illegal opcodes (PyBoy's ``no_opcode`` and ``BRK``) are patched to raise, which stops the Python
+CPU exactly where emurust returns ``EmuError::IllegalOpcode``.
+
+Output: ``packages/emurust/target/vectors/cpu.json`` (git-ignored), a JSON array with one flat
+integer array per case (layout in ``encode``), read by the ``vectors`` test in ``src/cpu.rs``.
+Registers are recorded as the Python objects hold them (unbounded ints); emurust's u8/u16 fields
+only match if PyBoy never leaves an unmasked value behind, which these vectors therefore check.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import random
+import sys
+import types
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_OUT = REPO / "packages" / "emurust" / "target" / "vectors" / "cpu.json"
+
+REGS = [
+    "A", "F", "B", "C", "D", "E", "HL", "SP", "PC",
+    "interrupt_master_enable", "interrupts_enabled_register", "interrupts_flag_register",
+    "interrupt_enable_delay", "interrupt_queued", "halted", "halted_during_ei", "stopped",
+    "cycles", "memory_access_offset", "bail",
+]  # fmt: skip
+MODE_STEP, MODE_TICK = 0, 1
+EDGE8 = [0x00, 0x01, 0x0F, 0x10, 0x7F, 0x80, 0x99, 0x9A, 0xF0, 0xFE, 0xFF]
+EDGE16 = [0x0000, 0x0001, 0x00FF, 0x0100, 0x0FFF, 0x1000, 0x7FFF, 0x8000, 0xFF7F, 0xFFFE, 0xFFFF]
+
+
+class IllegalOpcode(Exception):
+    pass
+
+
+def find_core() -> Path:
+    spec = importlib.util.find_spec("pyboy")
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit("run this with an interpreter that has pyboy==2.8.1 installed")
+    return Path(list(spec.submodule_search_locations)[0]) / "core"
+
+
+def load_reference(core: Path):
+    """opcodes.py and cpu.py from source, as a package of their own (so `from . import opcodes`
+    in cpu.py gets the source module, not PyBoy's compiled one)."""
+    pkg = types.ModuleType("emurust_ref")
+    pkg.__path__ = []
+    sys.modules["emurust_ref"] = pkg
+    mods = {}
+    for name in ("opcodes", "cpu"):
+        spec = importlib.util.spec_from_file_location(f"emurust_ref.{name}", core / f"{name}.py")
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = mod
+        spec.loader.exec_module(mod)
+        setattr(pkg, name, mod)
+        mods[name] = mod
+
+    def illegal(cpu):
+        raise IllegalOpcode()
+
+    mods["opcodes"].no_opcode = illegal
+    mods["opcodes"].BRK = illegal
+    return mods["opcodes"], mods["cpu"]
+
+
+class FakeMB:
+    """Flat memory with an access log; C argument types truncate like Cython's cdef calls."""
+
+    def __init__(self, mem: bytearray):
+        self.mem = mem
+        self.log: list[tuple[int, int, int, int, int]] = []
+        self.bootrom_enabled = True
+        self.cgb = False
+        self.cpu = None
+
+    def _read(self, i):
+        i &= 0xFFFF
+        v = self.mem[i]
+        self.log.append((0, i, v, self.cpu.cycles, self.cpu.memory_access_offset))
+        return v
+
+    def _write(self, i, v):
+        i &= 0xFFFF
+        v &= 0xFF
+        self.mem[i] = v
+        self.log.append((1, i, v, self.cpu.cycles, self.cpu.memory_access_offset))
+
+    getitem = getitem_io_ports = _read
+    setitem = setitem_io_ports = _write
+
+
+def rnd8(r: random.Random) -> int:
+    return r.choice(EDGE8) if r.random() < 0.3 else r.randrange(256)
+
+
+def rnd16(r: random.Random) -> int:
+    return r.choice(EDGE16) if r.random() < 0.3 else r.randrange(65536)
+
+
+def random_cpu(cpu_mod, r: random.Random, mb: FakeMB, tick: bool):
+    cpu = cpu_mod.CPU(mb)
+    mb.cpu = cpu
+    for n in "ABCDE":
+        setattr(cpu, n, rnd8(r))
+    cpu.F = rnd8(r) & 0xF0
+    cpu.HL, cpu.SP, cpu.PC = rnd16(r), rnd16(r), rnd16(r)
+    cpu.interrupt_master_enable = r.random() < 0.5
+    cpu.interrupts_enabled_register = rnd8(r)
+    cpu.interrupts_flag_register = rnd8(r) & 0x1F
+    cpu.interrupt_enable_delay = r.choice([0, 0, 0, 1, 2])
+    cpu.cycles = r.randrange(1 << 40)
+    cpu.memory_access_offset = 0
+    cpu.bail = False
+    if tick:
+        cpu.halted = r.random() < 0.4
+        cpu.halted_during_ei = r.random() < 0.3
+        cpu.interrupt_queued = r.random() < 0.2
+    return cpu
+
+
+BOOLS = {"interrupt_master_enable", "interrupt_queued", "halted", "halted_during_ei", "stopped"}
+BOOLS |= {"bail"}
+
+
+def snapshot(cpu) -> list[int]:
+    # bint fields: Cython stores truthiness (RETI/EI leave an int in the Python attribute).
+    return [int(bool(getattr(cpu, n))) if n in BOOLS else int(getattr(cpu, n)) for n in REGS]
+
+
+def encode(mode, arg, illegal, regs_in, init, regs_out, log) -> list[int]:
+    """[mode, arg, illegal, *regs_in(20), n_init, (addr, value)*, *regs_out(20), n_log,
+    (kind, addr, value, cycles, memory_access_offset)*]"""
+    out = [mode, arg, int(illegal), *regs_in, len(init)]
+    for a, v in init:
+        out += [a, v]
+    out += regs_out
+    out.append(len(log))
+    for e in log:
+        out += list(e)
+    return out
+
+
+def run_case(cpu_mod, r: random.Random, mode: int, opcode: int | None) -> list[int]:
+    mem = bytearray(r.randbytes(65536))
+    mb = FakeMB(mem)
+    cpu = random_cpu(cpu_mod, r, mb, tick=(mode == MODE_TICK))
+    arg = 0
+    if mode == MODE_STEP:
+        pc = cpu.PC
+        if opcode >= 0x100:
+            mem[pc] = 0xCB
+            mem[(pc + 1) & 0xFFFF] = opcode & 0xFF
+        else:
+            mem[pc] = opcode
+            if r.random() < 0.3:
+                mem[(pc + 1) & 0xFFFF] = rnd8(r)
+                mem[(pc + 2) & 0xFFFF] = rnd8(r)
+    else:
+        arg = r.choice([4, 8, 12, 20, 24, 40, 64, 100])
+    orig = bytes(mem)
+    regs_in = snapshot(cpu)
+    illegal = False
+    try:
+        if mode == MODE_STEP:
+            cpu.fetch_and_execute()
+        else:
+            cpu.tick(arg)
+    except IllegalOpcode:
+        illegal = True
+    addrs = sorted({e[1] for e in mb.log})
+    init = [(a, orig[a]) for a in addrs]
+    return encode(mode, arg, illegal, regs_in, init, snapshot(cpu), mb.log)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    ap.add_argument("--per-opcode", type=int, default=24)
+    ap.add_argument("--ticks", type=int, default=3000)
+    ap.add_argument("--seed", type=int, default=20261130)
+    args = ap.parse_args(argv)
+
+    _, cpu_mod = load_reference(find_core())
+    r = random.Random(args.seed)
+    cases = []
+    for opcode in range(512):
+        for _ in range(args.per_opcode):
+            cases.append(run_case(cpu_mod, r, MODE_STEP, opcode))
+    for _ in range(args.ticks):
+        cases.append(run_case(cpu_mod, r, MODE_TICK, None))
+
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    lines = ["[" + ",".join(str(x) for x in c) + "]" for c in cases]
+    args.out.write_text("[\n" + ",\n".join(lines) + "\n]\n")
+    print(f"wrote {len(cases)} cases to {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
