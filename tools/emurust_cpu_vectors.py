@@ -21,6 +21,11 @@ Cases (seeded, so the file is reproducible):
 Illegal opcodes (PyBoy's ``no_opcode`` and ``BRK``) are patched to raise, which stops the Python
 CPU exactly where emurust returns ``EmuError::IllegalOpcode``.
 
+With ``--system``, also runs ROMs (one written here, plus ``packages/emurust/roms/build/*.gb``
+when built) from power-on in the compiled PyBoy (``window="null", cgb=False,
+sound_emulated=False``) and stores its save states after a few frame counts in
+``target/vectors/system/`` for the Motherboard test in ``src/mb.rs``.
+
 Output: ``packages/emurust/target/vectors/cpu.json`` (git-ignored), a JSON array with one flat
 integer array per case (layout in ``encode``), read by the ``vectors`` test in ``src/cpu.rs``.
 Registers are recorded as the Python objects hold them (unbounded ints); emurust's u8/u16 fields
@@ -193,9 +198,62 @@ def run_case(cpu_mod, r: random.Random, mode: int, opcode: int | None) -> list[i
     return encode(mode, arg, illegal, regs_in, init, snapshot(cpu), mb.log)
 
 
+# A ROM written here (no toolchain): boot, select the d-pad, copy FF00 to C001, count in C000.
+LOOP_PROGRAM = bytes(
+    [0x3E, 0x20, 0xE0, 0x00, 0xF0, 0x00, 0xEA, 0x01, 0xC0, 0x21, 0x00, 0xC0, 0x34, 0x18, 0xF1]
+)
+SYSTEM_FRAMES = (1, 2, 63, 64, 65, 100)
+
+
+def loop_rom() -> bytes:
+    rom = bytearray(0x8000)
+    rom[0x100:0x104] = bytes([0x00, 0xC3, 0x50, 0x01])  # nop; jp 0x150
+    rom[0x150 : 0x150 + len(LOOP_PROGRAM)] = LOOP_PROGRAM
+    rom[0x134:0x138] = b"LOOP"
+    x = 0
+    for b in rom[0x134:0x14D]:
+        x = (x - b - 1) & 0xFF
+    rom[0x14D] = x
+    return bytes(rom)
+
+
+def system_vectors(outdir: Path) -> int:
+    """Whole-system: PyBoy (compiled, the reference configuration) from power-on; its save state
+    after each frame count in SYSTEM_FRAMES, for the Motherboard test in src/mb.rs."""
+    import io
+
+    from pyboy import PyBoy
+
+    outdir.mkdir(parents=True, exist_ok=True)
+    for old in outdir.glob("*"):
+        old.unlink()
+    roms = {"loop": loop_rom()}
+    for p in sorted((REPO / "packages" / "emurust" / "roms" / "build").glob("*.gb")):
+        roms[p.stem] = p.read_bytes()
+    for name, data in roms.items():
+        path = outdir / f"{name}.gb"
+        path.write_bytes(data)
+        pb = PyBoy(str(path), window="null", cgb=False, sound_emulated=False)
+        pb.set_emulation_speed(0)
+        for frame in range(1, max(SYSTEM_FRAMES) + 1):
+            pb.tick(1, True, True)
+            if frame in SYSTEM_FRAMES:
+                buf = io.BytesIO()
+                pb.save_state(buf)
+                (outdir / f"{name}.f{frame}.state").write_bytes(buf.getvalue())
+        pb.stop(save=False)
+    print(f"wrote {len(roms)} ROMs x {len(SYSTEM_FRAMES)} states to {outdir}", file=sys.stderr)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    ap.add_argument(
+        "--system",
+        action="store_true",
+        help="also write whole-system vectors (ROMs + PyBoy save states) next to --out",
+    )
     ap.add_argument("--per-opcode", type=int, default=24)
     ap.add_argument("--ticks", type=int, default=3000)
     ap.add_argument("--seed", type=int, default=20261130)
@@ -214,6 +272,8 @@ def main(argv: list[str] | None = None) -> int:
     lines = ["[" + ",".join(str(x) for x in c) + "]" for c in cases]
     args.out.write_text("[\n" + ",\n".join(lines) + "\n]\n")
     print(f"wrote {len(cases)} cases to {args.out}", file=sys.stderr)
+    if args.system:
+        return system_vectors(args.out.parent / "system")
     return 0
 
 

@@ -707,3 +707,170 @@ impl Motherboard {
         self.oam_dma_index = 0;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    /// Frame counts at which tools/emurust_cpu_vectors.py --system stores PyBoy's state.
+    const SYSTEM_FRAMES: [u32; 6] = [1, 2, 63, 64, 65, 100];
+
+    fn system_dir() -> PathBuf {
+        match std::env::var("EMURUST_VECTORS_DIR") {
+            Ok(d) => PathBuf::from(d).join("system"),
+            Err(_) => PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/target/vectors/system")),
+        }
+    }
+
+    /// Names the save-state block holding `off` (layout of `save_state`, for failure messages).
+    fn block_of(off: usize) -> String {
+        let blocks: [(&str, usize); 9] = [
+            ("header", 6),
+            ("cpu", 27),
+            ("oam_dma", 12),
+            ("lcd", 9116),
+            ("sound", 2032),
+            ("renderer", 115_201),
+            ("ram", 8491),
+            ("wram_select", 1),
+            ("timer", 25),
+        ];
+        let mut start = 0;
+        for (name, size) in blocks {
+            if off < start + size {
+                return format!("{name}+{}", off - start);
+            }
+            start += size;
+        }
+        format!("cartridge/joypad/serial/sgb +{}", off - start)
+    }
+
+    /// PyBoy's `_tick(render=True, sound=True)` around `Motherboard.tick`.
+    fn frame(mb: &mut Motherboard) -> Result<(), EmuError> {
+        mb.lcd.frame_done = false;
+        mb.lcd.disable_renderer = false;
+        mb.sound.disable_sampling = 0;
+        mb.sound.clear_buffer();
+        mb.tick()
+    }
+
+    /// Whole system from power-on (boot ROM included) against the compiled PyBoy 2.8.1 in the
+    /// reference configuration: the save-state bytes after 1, 2, 63, 64 (the boot ROM hands over
+    /// in frame 64), 65 and 100 frames must be identical, and PyBoy's state must load and save
+    /// back unchanged. RTC cartridges are skipped: their state holds host wall-clock times.
+    #[test]
+    fn system_states_match_pyboy() {
+        let dir = system_dir();
+        let mut roms: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| {
+                panic!(
+                    "{}: {e}. Generate the vectors first: /tmp/pyboy-venv/bin/python \
+                     tools/emurust_cpu_vectors.py --system (any Python with pyboy==2.8.1)",
+                    dir.display()
+                )
+            })
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "gb"))
+            .collect();
+        roms.sort();
+        assert!(!roms.is_empty(), "no ROMs in {}", dir.display());
+        let mut failures = Vec::new();
+        let mut compared = 0;
+        for rom_path in &roms {
+            let rom = std::fs::read(rom_path).unwrap();
+            let name = rom_path.file_stem().unwrap().to_string_lossy().to_string();
+            let mut mb = Motherboard::new(&rom, None, None).unwrap();
+            if mb.cartridge.rtc_enabled {
+                continue;
+            }
+            for f in 1..=*SYSTEM_FRAMES.last().unwrap() {
+                if let Err(e) = frame(&mut mb) {
+                    failures.push(format!("{name}: frame {f}: {e}"));
+                    break;
+                }
+                if !SYSTEM_FRAMES.contains(&f) {
+                    continue;
+                }
+                let want = std::fs::read(dir.join(format!("{name}.f{f}.state"))).unwrap();
+                let got = mb.save_state();
+                compared += 1;
+                if got != want {
+                    let off = got.iter().zip(&want).position(|(a, b)| a != b).unwrap_or(got.len().min(want.len()));
+                    failures.push(format!(
+                        "{name}: frame {f}: state differs first at byte {off} ({}), len {} vs PyBoy {}: \
+                         ours {:?} PyBoy {:?}",
+                        block_of(off),
+                        got.len(),
+                        want.len(),
+                        got.get(off..(off + 8).min(got.len())),
+                        want.get(off..(off + 8).min(want.len())),
+                    ));
+                    break;
+                }
+                let mut other = Motherboard::new(&rom, None, None).unwrap();
+                other.load_state(&want).unwrap();
+                assert!(other.save_state() == want, "{name}: frame {f}: load(PyBoy state) then save differs");
+            }
+        }
+        assert!(failures.is_empty(), "{} of {} ROMs differ from PyBoy:\n{}", failures.len(), roms.len(), failures.join("\n"));
+        assert!(compared > 0);
+    }
+
+    fn fresh() -> Motherboard {
+        let mut rom = vec![0u8; 0x8000];
+        let mut x: u8 = 0;
+        for b in &rom[0x134..0x14D] {
+            x = x.wrapping_sub(*b).wrapping_sub(1);
+        }
+        rom[0x14D] = x;
+        Motherboard::new(&rom, None, None).unwrap()
+    }
+
+    #[test]
+    fn load_state_rejects_bad_input_and_keeps_the_machine() {
+        let mut mb = fresh();
+        mb.cpu.A = 0x42;
+        let good = mb.save_state();
+        // PyBoy's ROM-only state is 153 524 bytes (docs/emurust.md section 1).
+        assert_eq!(good.len(), 153_524);
+        let mut other = fresh();
+        for bad in [
+            Vec::new(),
+            good[..good.len() - 1].to_vec(),
+            [good.clone(), vec![0]].concat(),
+            { let mut b = good.clone(); b[0] = 28; b },
+            { let mut b = good.clone(); b[5] = 1; b },
+            good[..100].to_vec(),
+        ] {
+            other.cpu.A = 7;
+            assert!(other.load_state(&bad).is_err());
+            assert_eq!(other.cpu.A, 7, "a failed load leaves the machine as it was");
+        }
+        other.load_state(&good).unwrap();
+        assert_eq!(other.cpu.A, 0x42);
+        assert!(other.save_state() == good);
+    }
+
+    #[test]
+    fn oam_dma_is_lazy_and_blocks_oam() {
+        // transfer_DMA schedules the start 12 cycles later; bytes appear one per 4 cycles.
+        let mut mb = fresh();
+        mb.bootrom_enabled = false;
+        for k in 0..0xA0u16 {
+            mb.ram.internal_ram0[k as usize] = k as u8 ^ 0x5A;
+        }
+        mb.cpu.cycles = 1000;
+        mb.setitem(0xFF46, 0xC0);
+        assert_eq!(mb.oam_dma_start_cycle, 1012);
+        assert_eq!(mb.getitem(0xFF46), 0xC0, "FF46 reads back the source");
+        mb.cpu.cycles = 1012 + 4 * 10;
+        assert_eq!(mb.getitem(0xFE00), 0xFF, "OAM reads 0xFF during the DMA");
+        assert_eq!(mb.oam_dma_index, 10);
+        assert_eq!(mb.lcd.oam[9], 9 ^ 0x5A);
+        mb.cpu.cycles = 1012 + 4 * 0xA0;
+        mb.sync_oam_dma(0);
+        assert!(!mb.oam_dma_active);
+        assert_eq!(mb.getitem(0xFE9F), 0x9F ^ 0x5A);
+    }
+}
