@@ -205,6 +205,20 @@ LOOP_PROGRAM = bytes(
 SYSTEM_FRAMES = (1, 2, 63, 64, 65, 100)
 
 
+def events_for_frame(f: int) -> list[int]:
+    """Joypad WindowEvents sent before the f-th tick (1-based); the same rule is in src/mb.rs.
+    From frame 66 (after the boot ROM): every 5 frames press one of the 8 buttons (codes 1-8,
+    PyBoy's WindowEvent.PRESS_*), release it (9-16) 2 frames later."""
+    if f < 66:
+        return []
+    k = (f // 5) % 8
+    if f % 5 == 0:
+        return [1 + k]
+    if f % 5 == 2:
+        return [9 + k]
+    return []
+
+
 def loop_rom() -> bytes:
     rom = bytearray(0x8000)
     rom[0x100:0x104] = bytes([0x00, 0xC3, 0x50, 0x01])  # nop; jp 0x150
@@ -217,9 +231,10 @@ def loop_rom() -> bytes:
     return bytes(rom)
 
 
-def system_vectors(outdir: Path) -> int:
-    """Whole-system: PyBoy (compiled, the reference configuration) from power-on; its save state
-    after each frame count in SYSTEM_FRAMES, for the Motherboard test in src/mb.rs."""
+def system_vectors(outdir: Path, frames: tuple[int, ...] = SYSTEM_FRAMES) -> int:
+    """Whole-system: PyBoy (compiled, the reference configuration) from power-on with the inputs
+    of events_for_frame; its save state after each frame count in `frames`, as
+    <rom>.f<frames>.state, for the Motherboard test in src/mb.rs."""
     import io
 
     from pyboy import PyBoy
@@ -235,14 +250,16 @@ def system_vectors(outdir: Path) -> int:
         path.write_bytes(data)
         pb = PyBoy(str(path), window="null", cgb=False, sound_emulated=False)
         pb.set_emulation_speed(0)
-        for frame in range(1, max(SYSTEM_FRAMES) + 1):
+        for frame in range(1, max(frames) + 1):
+            for e in events_for_frame(frame):
+                pb.send_input(e)
             pb.tick(1, True, True)
-            if frame in SYSTEM_FRAMES:
+            if frame in frames:
                 buf = io.BytesIO()
                 pb.save_state(buf)
                 (outdir / f"{name}.f{frame}.state").write_bytes(buf.getvalue())
         pb.stop(save=False)
-    print(f"wrote {len(roms)} ROMs x {len(SYSTEM_FRAMES)} states to {outdir}", file=sys.stderr)
+    print(f"wrote {len(roms)} ROMs x {len(frames)} states to {outdir}", file=sys.stderr)
     return 0
 
 
@@ -253,6 +270,11 @@ def main(argv: list[str] | None = None) -> int:
         "--system",
         action="store_true",
         help="also write whole-system vectors (ROMs + PyBoy save states) next to --out",
+    )
+    ap.add_argument(
+        "--frames",
+        default=",".join(map(str, SYSTEM_FRAMES)),
+        help="frame counts at which --system stores states (comma-separated)",
     )
     ap.add_argument("--per-opcode", type=int, default=24)
     ap.add_argument("--ticks", type=int, default=3000)
@@ -273,7 +295,8 @@ def main(argv: list[str] | None = None) -> int:
     args.out.write_text("[\n" + ",\n".join(lines) + "\n]\n")
     print(f"wrote {len(cases)} cases to {args.out}", file=sys.stderr)
     if args.system:
-        return system_vectors(args.out.parent / "system")
+        frames = tuple(sorted({int(x) for x in args.frames.split(",")}))
+        return system_vectors(args.out.parent / "system", frames)
     return 0
 
 

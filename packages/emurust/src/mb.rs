@@ -713,8 +713,19 @@ mod tests {
     use super::*;
     use std::path::PathBuf;
 
-    /// Frame counts at which tools/emurust_cpu_vectors.py --system stores PyBoy's state.
-    const SYSTEM_FRAMES: [u32; 6] = [1, 2, 63, 64, 65, 100];
+    /// Same rule as `events_for_frame` in tools/emurust_cpu_vectors.py: joypad WindowEvents sent
+    /// before the f-th frame (press a button every 5 frames from frame 66, release it 2 later).
+    fn events_for_frame(f: u32) -> Vec<u32> {
+        if f < 66 {
+            return vec![];
+        }
+        let k = (f / 5) % 8;
+        match f % 5 {
+            0 => vec![1 + k],
+            2 => vec![9 + k],
+            _ => vec![],
+        }
+    }
 
     fn system_dir() -> PathBuf {
         match std::env::var("EMURUST_VECTORS_DIR") {
@@ -755,10 +766,11 @@ mod tests {
         mb.tick()
     }
 
-    /// Whole system from power-on (boot ROM included) against the compiled PyBoy 2.8.1 in the
-    /// reference configuration: the save-state bytes after 1, 2, 63, 64 (the boot ROM hands over
-    /// in frame 64), 65 and 100 frames must be identical, and PyBoy's state must load and save
-    /// back unchanged. RTC cartridges are skipped: their state holds host wall-clock times.
+    /// Whole system from power-on (boot ROM included) with scripted joypad input against the
+    /// compiled PyBoy 2.8.1 in the reference configuration: the save-state bytes after each frame
+    /// count PyBoy stored (`<rom>.f<N>.state`; by default 1, 2, 63, 64 (the boot ROM hands over),
+    /// 65 and 100) must be identical, and PyBoy's state must load and save back unchanged. RTC
+    /// cartridges are skipped: their state holds host wall-clock times.
     #[test]
     fn system_states_match_pyboy() {
         let dir = system_dir();
@@ -784,12 +796,23 @@ mod tests {
             if mb.cartridge.rtc_enabled {
                 continue;
             }
-            for f in 1..=*SYSTEM_FRAMES.last().unwrap() {
+            let prefix = format!("{name}.f");
+            let mut frames: Vec<u32> = std::fs::read_dir(&dir)
+                .unwrap()
+                .filter_map(|e| e.ok()?.file_name().into_string().ok())
+                .filter_map(|n| n.strip_prefix(&prefix)?.strip_suffix(".state")?.parse().ok())
+                .collect();
+            frames.sort();
+            assert!(!frames.is_empty(), "{name}: no states");
+            for f in 1..=*frames.last().unwrap() {
+                for e in events_for_frame(f) {
+                    mb.buttonevent(e);
+                }
                 if let Err(e) = frame(&mut mb) {
                     failures.push(format!("{name}: frame {f}: {e}"));
                     break;
                 }
-                if !SYSTEM_FRAMES.contains(&f) {
+                if !frames.contains(&f) {
                     continue;
                 }
                 let want = std::fs::read(dir.join(format!("{name}.f{f}.state"))).unwrap();
