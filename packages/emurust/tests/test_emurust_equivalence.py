@@ -18,6 +18,7 @@ from emurust.verify import (
     make_backend,
     make_emurust,
     run_side_by_side,
+    sample_actions,
     save_state_bytes,
 )
 
@@ -64,8 +65,6 @@ def test_envport_l3_runs_through_the_core(built_roms, pyboy_ref, tmp_path):
     envport = pytest.importorskip("envport")
     from envport.registry import L3Suite
     from envport.verify.l3 import run_l3
-
-    from emurust.verify import sample_actions
 
     case = _case("game", built_roms["game"], frames=96)
     suite = L3Suite(

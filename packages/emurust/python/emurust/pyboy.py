@@ -259,7 +259,7 @@ class PyBoyRegisterFile:
 
     def __repr__(self):
         regs = self._emu.registers()
-        return "PyBoyRegisterFile(" + ", ".join(f"{n}={v:#x}" for n, v in zip(self._NAMES, regs)) + ")"
+        return "PyBoyRegisterFile(" + ", ".join(f"{n}={v:#x}" for n, v in zip(self._NAMES, regs, strict=True)) + ")"
 
 
 def _register_property(i: int, name: str):
