@@ -231,6 +231,32 @@ def loop_rom() -> bytes:
     return bytes(rom)
 
 
+def fix_header(rom: bytearray, title: bytes) -> bytes:
+    rom[0x134 : 0x134 + len(title)] = title
+    x = 0
+    for b in rom[0x134:0x14D]:
+        x = (x - b - 1) & 0xFF
+    rom[0x14D] = x
+    return bytes(rom)
+
+
+def fastpath_rom() -> bytes:
+    """MBC1, 4 banks, bank 2 selected, then code at 0x3FFE-0x3FFF: PyBoy's fetch fast path reads
+    `rombanks[rombank_selected, PC - 0x4000]` there (PC + 2 >= 0x4000) without bounds checks,
+    i.e. the last bytes of bank 1 (file 0x7FFE), not bank 0's. Bank 0 has `ld a,0x11` there,
+    bank 1 `ld a,0x22`; bank 2 at 0x4000 stores A to C000 and loops. PyBoy stores 0x22."""
+    rom = bytearray(0x10000)
+    rom[0x147], rom[0x148] = 0x01, 0x01  # MBC1, 64 KiB
+    rom[0x100:0x104] = bytes([0x00, 0xC3, 0x50, 0x01])  # nop; jp 0x150
+    # ld a,2; ld (0x2000),a; jp 0x3FFE
+    rom[0x150:0x158] = bytes([0x3E, 0x02, 0xEA, 0x00, 0x20, 0xC3, 0xFE, 0x3F])
+    rom[0x3FFE:0x4000] = bytes([0x3E, 0x11])  # bank 0: ld a,0x11
+    rom[0x7FFE:0x8000] = bytes([0x3E, 0x22])  # bank 1: ld a,0x22
+    # bank 2 at 0x4000: ld (0xC000),a; jr -2 (loop on itself)
+    rom[0x8000:0x8005] = bytes([0xEA, 0x00, 0xC0, 0x18, 0xFE])
+    return fix_header(rom, b"FASTPATH")
+
+
 def system_vectors(outdir: Path, frames: tuple[int, ...] = SYSTEM_FRAMES) -> int:
     """Whole-system: PyBoy (compiled, the reference configuration) from power-on with the inputs
     of events_for_frame; its save state after each frame count in `frames`, as
@@ -242,7 +268,7 @@ def system_vectors(outdir: Path, frames: tuple[int, ...] = SYSTEM_FRAMES) -> int
     outdir.mkdir(parents=True, exist_ok=True)
     for old in outdir.glob("*"):
         old.unlink()
-    roms = {"loop": loop_rom()}
+    roms = {"loop": loop_rom(), "fastpath": fastpath_rom()}
     for p in sorted((REPO / "packages" / "emurust" / "roms" / "build").glob("*.gb")):
         roms[p.stem] = p.read_bytes()
     for name, data in roms.items():

@@ -185,11 +185,14 @@ impl Motherboard {
         }
         let backup = self.save_state();
         let result = self.load_state_inner(data);
-        if result.is_err() {
-            self.load_state_inner(&backup)
-                .expect("a state this motherboard saved must load back");
+        if let Err(e) = result {
+            // Cannot fail for bytes this machine just wrote; reported rather than panicking.
+            if let Err(e2) = self.load_state_inner(&backup) {
+                return Err(EmuError::State(format!("{e}; restoring the previous state failed: {e2}")));
+            }
+            return Err(e);
         }
-        result
+        Ok(())
     }
 
     fn load_state_inner(&mut self, data: &[u8]) -> Result<(), EmuError> {
