@@ -5,7 +5,27 @@
 //! `utils` (state I/O, constants), `error`, `cartridge` (ROM-only, MBC1/2/3/5, RTC), `timer`,
 //! `serial`, `interaction` (joypad), `ram`, `sound` (sound off: registers read 0, state block kept),
 //! `lcd` (LCD state machine, STAT/LCDC/palettes, renderer), `opcodes` (generated), `cpu`, `mb`
-//! (motherboard: memory map, OAM DMA, tick loop, boot ROM, save/load state).
+//! (motherboard: memory map, OAM DMA, tick loop, boot ROM, save/load state), `frame` (PyBoy's
+//! `_tick` frame logic and input queue), `python` + `vec` (bindings, vectorised env; feature
+//! `python`).
 
+pub mod bootrom;
+pub mod cartridge;
+pub mod cpu;
 pub mod error;
+pub mod frame;
+pub mod interaction;
+pub mod lcd;
+pub mod mb;
+pub mod opcodes;
+pub mod ram;
+pub mod serial;
+pub mod sound;
+pub mod timer;
 pub mod utils;
+
+// the PyO3 module `emurust._emurust` and the vectorised env (feature `python`, built by maturin)
+#[cfg(feature = "python")]
+pub mod python;
+#[cfg(feature = "python")]
+pub mod vec;
