@@ -220,7 +220,11 @@ fn rom_fast(mb: &Motherboard, bank: u16, offset: i32) -> u16 {
     if idx < 0 {
         return 0xFF;
     }
-    mb.cartridge.rombanks.get(idx as usize).copied().unwrap_or(0xFF) as u16
+    mb.cartridge
+        .rombanks
+        .get(idx as usize)
+        .copied()
+        .unwrap_or(0xFF) as u16
 }
 
 /// `CPU.fetch_and_execute()`: fetch the opcode and its immediate (ROM fast path or `getitem`
@@ -302,7 +306,10 @@ mod tests {
 
     fn flat_mb() -> Motherboard {
         let mut mb = Motherboard::new(&blank_rom(), None, None).unwrap();
-        mb.test_flat = Some(Box::new(FlatMem { mem: vec![0; 0x10000], log: Vec::new() }));
+        mb.test_flat = Some(Box::new(FlatMem {
+            mem: vec![0; 0x10000],
+            log: Vec::new(),
+        }));
         mb
     }
 
@@ -364,7 +371,9 @@ mod tests {
     fn vectors_match_pyboy() {
         let path = std::env::var("EMUREST_CPU_VECTORS")
             .or_else(|_| std::env::var("EMURUST_CPU_VECTORS"))
-            .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/target/vectors/cpu.json").into());
+            .unwrap_or_else(|_| {
+                concat!(env!("CARGO_MANIFEST_DIR"), "/target/vectors/cpu.json").into()
+            });
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
             panic!(
                 "{path}: {e}. Generate the vectors first: \
@@ -379,8 +388,11 @@ mod tests {
             if line == "[" || line == "]" || line.is_empty() {
                 continue;
             }
-            let v: Vec<i64> =
-                line.trim_matches(|c| c == '[' || c == ']').split(',').map(|s| s.parse().unwrap()).collect();
+            let v: Vec<i64> = line
+                .trim_matches(|c| c == '[' || c == ']')
+                .split(',')
+                .map(|s| s.parse().unwrap())
+                .collect();
             let (mode, arg, illegal) = (v[0], v[1] as u64, v[2] != 0);
             let regs_in = &v[3..3 + NREGS];
             let mut p = 3 + NREGS;
@@ -413,24 +425,53 @@ mod tests {
                 let pc = mb.cpu.PC;
                 let m = &mb.test_flat.as_ref().unwrap().mem;
                 let op = m[pc as usize] as usize;
-                let op = if op == 0xCB { 0x100 + m[pc.wrapping_add(1) as usize] as usize } else { op };
+                let op = if op == 0xCB {
+                    0x100 + m[pc.wrapping_add(1) as usize] as usize
+                } else {
+                    op
+                };
                 opcodes_seen[op] = true;
             }
             let before = format!("case {n}: mode {mode} arg {arg} regs_in {regs_in:?}");
-            let res = if mode == 0 { fetch_and_execute(&mut mb) } else { tick(&mut mb, arg) };
+            let res = if mode == 0 {
+                fetch_and_execute(&mut mb)
+            } else {
+                tick(&mut mb, arg)
+            };
             match res {
-                Err(EmuError::IllegalOpcode { .. }) => assert!(illegal, "{before}: unexpected illegal opcode"),
+                Err(EmuError::IllegalOpcode { .. }) => {
+                    assert!(illegal, "{before}: unexpected illegal opcode")
+                }
                 Err(e) => panic!("{before}: {e}"),
-                Ok(()) => assert!(!illegal, "{before}: PyBoy hit an illegal opcode, emurust did not"),
+                Ok(()) => assert!(
+                    !illegal,
+                    "{before}: PyBoy hit an illegal opcode, emurust did not"
+                ),
             }
-            assert_eq!(regs(&mb.cpu), regs_out, "{before}: registers after (PyBoy right)");
-            assert_eq!(mb.test_flat.as_ref().unwrap().log, log, "{before}: memory accesses (PyBoy right)");
+            assert_eq!(
+                regs(&mb.cpu),
+                regs_out,
+                "{before}: registers after (PyBoy right)"
+            );
+            assert_eq!(
+                mb.test_flat.as_ref().unwrap().log,
+                log,
+                "{before}: memory accesses (PyBoy right)"
+            );
             n += 1;
         }
-        assert!(n > 10_000, "only {n} cases in {path}; regenerate the vectors");
+        assert!(
+            n > 10_000,
+            "only {n} cases in {path}; regenerate the vectors"
+        );
         // 0xCB itself is only a prefix (PyBoy's PREFIX_CB is unreachable from fetch_and_execute).
-        let missing: Vec<usize> = (0..512).filter(|&o| o != 0xCB && !opcodes_seen[o]).collect();
-        assert!(missing.is_empty(), "vectors do not cover opcodes {missing:x?}");
+        let missing: Vec<usize> = (0..512)
+            .filter(|&o| o != 0xCB && !opcodes_seen[o])
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "vectors do not cover opcodes {missing:x?}"
+        );
     }
 
     #[test]
@@ -453,7 +494,9 @@ mod tests {
         let mut d = Cpu::new();
         d.load_state(&mut StateReader::new(&w.buf)).unwrap();
         assert_eq!(c, d);
-        assert!(Cpu::new().load_state(&mut StateReader::new(&w.buf[..26])).is_err());
+        assert!(Cpu::new()
+            .load_state(&mut StateReader::new(&w.buf[..26]))
+            .is_err());
     }
 
     #[test]

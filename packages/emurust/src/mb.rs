@@ -78,7 +78,11 @@ pub struct FlatMem {
 impl Motherboard {
     /// `Motherboard(gamerom, ram_file, rtc_file, bootrom_file=None, ..., cgb=False)` with sound
     /// off and the DMG boot ROM.
-    pub fn new(rom: &[u8], ram_file: Option<&[u8]>, rtc_file: Option<&[u8]>) -> Result<Self, EmuError> {
+    pub fn new(
+        rom: &[u8],
+        ram_file: Option<&[u8]>,
+        rtc_file: Option<&[u8]>,
+    ) -> Result<Self, EmuError> {
         let cartridge = load_cartridge(rom, ram_file, rtc_file)?;
         Ok(Motherboard {
             cartridge,
@@ -188,7 +192,9 @@ impl Motherboard {
         if let Err(e) = result {
             // Cannot fail for bytes this machine just wrote; reported rather than panicking.
             if let Err(e2) = self.load_state_inner(&backup) {
-                return Err(EmuError::State(format!("{e}; restoring the previous state failed: {e2}")));
+                return Err(EmuError::State(format!(
+                    "{e}; restoring the previous state failed: {e2}"
+                )));
             }
             return Err(e);
         }
@@ -308,8 +314,11 @@ impl Motherboard {
     /// Catch the LCD up to `cpu.cycles + cpu.memory_access_offset` (VRAM/OAM access checks).
     #[inline]
     fn lcd_catch_up_with_offset(&mut self) {
-        let lcd_interrupt =
-            self.lcd.tick(self.cpu.cycles.wrapping_add(self.cpu.memory_access_offset as u64));
+        let lcd_interrupt = self.lcd.tick(
+            self.cpu
+                .cycles
+                .wrapping_add(self.cpu.memory_access_offset as u64),
+        );
         if lcd_interrupt != 0 {
             self.cpu.set_interruptflag(lcd_interrupt);
         }
@@ -319,7 +328,8 @@ impl Motherboard {
         #[cfg(test)]
         if let Some(f) = self.test_flat.as_mut() {
             let v = f.mem[i as usize];
-            f.log.push((0, i, v, self.cpu.cycles, self.cpu.memory_access_offset));
+            f.log
+                .push((0, i, v, self.cpu.cycles, self.cpu.memory_access_offset));
             return v;
         }
         match i {
@@ -328,12 +338,16 @@ impl Motherboard {
                 if self.bootrom_enabled && i <= 0xFF {
                     self.bootrom.getitem(i)
                 } else {
-                    self.cartridge.rom_byte(self.cartridge.rombank_selected_low as usize, i as usize)
+                    self.cartridge
+                        .rom_byte(self.cartridge.rombank_selected_low as usize, i as usize)
                 }
             }
             0x4000..=0x7FFF => {
                 // 16kB switchable ROM bank
-                self.cartridge.rom_byte(self.cartridge.rombank_selected as usize, (i - 0x4000) as usize)
+                self.cartridge.rom_byte(
+                    self.cartridge.rombank_selected as usize,
+                    (i - 0x4000) as usize,
+                )
             }
             0x8000..=0x9FFF => {
                 // 8kB Video RAM
@@ -354,7 +368,9 @@ impl Motherboard {
             }
             0xA000..=0xBFFF => {
                 // 8kB switchable RAM bank
-                if self.cartridge.rtc_enabled && (0x08..=0x0C).contains(&self.cartridge.rambank_selected) {
+                if self.cartridge.rtc_enabled
+                    && (0x08..=0x0C).contains(&self.cartridge.rambank_selected)
+                {
                     self.cartridge.rtc_tick(self.cpu.cycles);
                 }
                 self.cartridge.getitem(i)
@@ -369,7 +385,8 @@ impl Motherboard {
                 if self.cpu.memory_access_offset != 0 && !self.oam_dma_reading {
                     self.lcd_catch_up_with_offset();
                     if self.lcd.lcdc.lcd_enable
-                        && (matches!(self.lcd.stat.mode, 2 | 3) || self.lcd.is_startup_mode2_delay())
+                        && (matches!(self.lcd.stat.mode, 2 | 3)
+                            || self.lcd.is_startup_mode2_delay())
                     {
                         // OAM locks when LY advances, before startup mode 2 begins.
                         return 0xFF;
@@ -380,7 +397,8 @@ impl Motherboard {
                 }
                 let memory_access_offset = self.cpu.memory_access_offset as i64;
                 let started = |mb: &Motherboard| {
-                    (mb.cpu.cycles as i64).wrapping_add(memory_access_offset) >= mb.oam_dma_start_cycle as i64
+                    (mb.cpu.cycles as i64).wrapping_add(memory_access_offset)
+                        >= mb.oam_dma_start_cycle as i64
                 };
                 let mut dma_started = started(self);
                 if self.oam_dma_active && !self.oam_dma_reading && dma_started && self.cpu.HL == i {
@@ -401,7 +419,8 @@ impl Motherboard {
         #[cfg(test)]
         if let Some(f) = self.test_flat.as_mut() {
             let v = f.mem[i as usize];
-            f.log.push((0, i, v, self.cpu.cycles, self.cpu.memory_access_offset));
+            f.log
+                .push((0, i, v, self.cpu.cycles, self.cpu.memory_access_offset));
             return v;
         }
         if self.oam_dma_active && !self.oam_dma_reading {
@@ -472,7 +491,8 @@ impl Motherboard {
         #[cfg(test)]
         if let Some(f) = self.test_flat.as_mut() {
             f.mem[i as usize] = value;
-            f.log.push((1, i, value, self.cpu.cycles, self.cpu.memory_access_offset));
+            f.log
+                .push((1, i, value, self.cpu.cycles, self.cpu.memory_access_offset));
             return;
         }
         match i {
@@ -500,7 +520,9 @@ impl Motherboard {
                 self.lcd.write_vram(i - 0x8000, value);
             }
             0xA000..=0xBFFF => {
-                if self.cartridge.rtc_enabled && (0x08..=0x0C).contains(&self.cartridge.rambank_selected) {
+                if self.cartridge.rtc_enabled
+                    && (0x08..=0x0C).contains(&self.cartridge.rambank_selected)
+                {
                     self.cartridge.rtc_tick(self.cpu.cycles);
                 }
                 self.cartridge.setitem(i, value);
@@ -540,11 +562,14 @@ impl Motherboard {
         }
     }
 
+    // PyBoy's if/elif layout is kept (FF50 then the dropped CGB registers).
+    #[allow(clippy::collapsible_match)]
     pub fn setitem_io_ports(&mut self, i: u16, value: u8) {
         #[cfg(test)]
         if let Some(f) = self.test_flat.as_mut() {
             f.mem[i as usize] = value;
-            f.log.push((1, i, value, self.cpu.cycles, self.cpu.memory_access_offset));
+            f.log
+                .push((1, i, value, self.cpu.cycles, self.cpu.memory_access_offset));
             return;
         }
         if self.oam_dma_active && !self.oam_dma_reading {
@@ -578,7 +603,9 @@ impl Motherboard {
                             0xFF04 => {
                                 // A DIV write while its APU bit is set is a DIV-APU falling edge.
                                 let apu_div_edge = (self.timer.div as u32)
-                                    & 0b1_0000u32.checked_shl(self.sound.speed_shift as u32).unwrap_or(0);
+                                    & 0b1_0000u32
+                                        .checked_shl(self.sound.speed_shift as u32)
+                                        .unwrap_or(0);
                                 self.sound.tick(self.cpu.cycles); // Process outstanding cycles
                                 if apu_div_edge != 0 {
                                     self.sound.apu_poweron_after_div_write = 1;
@@ -671,11 +698,14 @@ impl Motherboard {
     /// FF10-FF3F write (`setitem_io_ports`' sound branch, DMG: `sound.cgb` is false).
     fn sound_register_write(&mut self, i: u16, value: u8) {
         self.sound.tick(self.cpu.cycles);
-        let div_bit = 0b1_0000u32.checked_shl(self.sound.speed_shift as u32).unwrap_or(0);
+        let div_bit = 0b1_0000u32
+            .checked_shl(self.sound.speed_shift as u32)
+            .unwrap_or(0);
         if i == 0xFF26 && value & 0x80 != 0 && self.sound.poweron == 0 {
             // Starting the APU while DIV's clock bit is high skips its next edge.
             // (The CGB-only conditions are dropped.)
-            if self.sound.apu_poweron_after_div_write != 0 && (self.timer.div as u32) & div_bit != 0 {
+            if self.sound.apu_poweron_after_div_write != 0 && (self.timer.div as u32) & div_bit != 0
+            {
                 self.sound.div_apu_counter = 2;
             } else {
                 self.sound.div_apu_counter = 0;
@@ -690,7 +720,8 @@ impl Motherboard {
             // cython.int maths; speed_shift is 0 on DMG (a corrupt state cannot overflow here).
             let shift = (self.sound.speed_shift as u32).min(31);
             let div_period: i64 = 0x2000i64 << shift;
-            let cycles_to_div_edge = div_period - (self.timer.div_counter as i64 & (div_period - 1));
+            let cycles_to_div_edge =
+                div_period - (self.timer.div_counter as i64 & (div_period - 1));
             self.sound.cycles_target_512hz =
                 self.sound.cycles as f64 + (cycles_to_div_edge >> shift) as f64;
         }
@@ -733,7 +764,10 @@ mod tests {
     fn system_dir() -> PathBuf {
         match std::env::var("EMURUST_VECTORS_DIR") {
             Ok(d) => PathBuf::from(d).join("system"),
-            Err(_) => PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/target/vectors/system")),
+            Err(_) => PathBuf::from(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/target/vectors/system"
+            )),
         }
     }
 
@@ -803,7 +837,12 @@ mod tests {
             let mut frames: Vec<u32> = std::fs::read_dir(&dir)
                 .unwrap()
                 .filter_map(|e| e.ok()?.file_name().into_string().ok())
-                .filter_map(|n| n.strip_prefix(&prefix)?.strip_suffix(".state")?.parse().ok())
+                .filter_map(|n| {
+                    n.strip_prefix(&prefix)?
+                        .strip_suffix(".state")?
+                        .parse()
+                        .ok()
+                })
                 .collect();
             frames.sort();
             assert!(!frames.is_empty(), "{name}: no states");
@@ -822,7 +861,11 @@ mod tests {
                 let got = mb.save_state();
                 compared += 1;
                 if got != want {
-                    let off = got.iter().zip(&want).position(|(a, b)| a != b).unwrap_or(got.len().min(want.len()));
+                    let off = got
+                        .iter()
+                        .zip(&want)
+                        .position(|(a, b)| a != b)
+                        .unwrap_or(got.len().min(want.len()));
                     failures.push(format!(
                         "{name}: frame {f}: state differs first at byte {off} ({}), len {} vs PyBoy {}: \
                          ours {:?} PyBoy {:?}",
@@ -836,10 +879,19 @@ mod tests {
                 }
                 let mut other = Motherboard::new(&rom, None, None).unwrap();
                 other.load_state(&want).unwrap();
-                assert!(other.save_state() == want, "{name}: frame {f}: load(PyBoy state) then save differs");
+                assert!(
+                    other.save_state() == want,
+                    "{name}: frame {f}: load(PyBoy state) then save differs"
+                );
             }
         }
-        assert!(failures.is_empty(), "{} of {} ROMs differ from PyBoy:\n{}", failures.len(), roms.len(), failures.join("\n"));
+        assert!(
+            failures.is_empty(),
+            "{} of {} ROMs differ from PyBoy:\n{}",
+            failures.len(),
+            roms.len(),
+            failures.join("\n")
+        );
         assert!(compared > 0);
     }
 
@@ -865,8 +917,16 @@ mod tests {
             Vec::new(),
             good[..good.len() - 1].to_vec(),
             [good.clone(), vec![0]].concat(),
-            { let mut b = good.clone(); b[0] = 28; b },
-            { let mut b = good.clone(); b[5] = 1; b },
+            {
+                let mut b = good.clone();
+                b[0] = 28;
+                b
+            },
+            {
+                let mut b = good.clone();
+                b[5] = 1;
+                b
+            },
             good[..100].to_vec(),
         ] {
             other.cpu.A = 7;

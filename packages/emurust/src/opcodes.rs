@@ -9,6 +9,8 @@
 //! truncated where PyBoy's C types truncate. `execute_opcode` is PyBoy's dispatch; illegal
 //! opcodes and BRK (0xDB) return `EmuError::IllegalOpcode` (PyBoy would spin forever).
 
+// Generated layout, not rustfmt's: `cargo fmt` leaves this file alone.
+#![cfg_attr(rustfmt, rustfmt::skip)]
 #![allow(non_snake_case, unused_mut, unused_assignments, unused_parens, unused_variables)]
 #![allow(clippy::all)]
 
