@@ -295,6 +295,61 @@ mod tests {
         assert_eq!(RELEASE_ARROW_UP + 7, 16);
     }
 
+    /// The ROM of tests/conftest.py: at 0x150 select the d-pad, copy FF00 to C001, increment
+    /// C000, loop.
+    fn loop_rom() -> Vec<u8> {
+        let mut rom = vec![0u8; 0x8000];
+        rom[0x100..0x104].copy_from_slice(&[0x00, 0xC3, 0x50, 0x01]);
+        let program = [
+            0x3E, 0x20, 0xE0, 0x00, 0xF0, 0x00, 0xEA, 0x01, 0xC0, 0x21, 0x00, 0xC0, 0x34, 0x18, 0xF1,
+        ];
+        rom[0x150..0x150 + program.len()].copy_from_slice(&program);
+        rom[0x134..0x138].copy_from_slice(b"TEST");
+        let mut x: u8 = 0;
+        for &v in &rom[0x134..0x14D] {
+            x = x.wrapping_sub(v).wrapping_sub(1);
+        }
+        rom[0x14D] = x;
+        rom
+    }
+
+    #[test]
+    fn tick_counts_frames_like_pyboy() {
+        // PyBoy.tick: `running = False` then one _tick per count, so tick(0) returns False.
+        let mut e = Emulator::new(&loop_rom(), None, None).unwrap();
+        assert!(!e.tick(0, true, true).unwrap());
+        assert_eq!(e.frame_count, 0);
+        assert!(e.tick(3, true, true).unwrap());
+        assert_eq!(e.frame_count, 3);
+        // PyBoy._tick sets disable_renderer = not render, disable_sampling = not sound; tick()
+        // passes render/sound only to the last frame
+        e.tick(2, false, false).unwrap();
+        assert!(e.mb.lcd.disable_renderer);
+        assert_eq!(e.mb.sound.disable_sampling, 1);
+    }
+
+    #[test]
+    fn events_apply_at_the_start_of_the_next_frame_and_delays_count_frames() {
+        // PyBoy: send_input(e) appends to `events`, handled by the next _tick; send_input(e, d)
+        // pushes (frame_count + d, e), moved into `events` by _post_handle_events of the frame
+        // whose count reaches frame_count + d, i.e. applied at the start of the frame after it.
+        let mut e = Emulator::new(&loop_rom(), None, None).unwrap();
+        e.tick(2, false, false).unwrap();
+        let left = press_event("left").unwrap();
+        e.send_input(left, 0);
+        e.send_input(left + 8, 2);
+        // Interaction.directional: bit 1 = left, 0 = pressed (pyboy/core/interaction.py)
+        assert_eq!(e.mb.interaction.directional & 0b10, 0b10);
+        e.tick_frame(false, false).unwrap();
+        assert_eq!(e.mb.interaction.directional & 0b10, 0, "pressed in the first frame");
+        e.tick_frame(false, false).unwrap();
+        assert_eq!(e.mb.interaction.directional & 0b10, 0, "still held");
+        assert_eq!(e.events, vec![left + 8], "release queued for the next frame");
+        e.tick_frame(false, false).unwrap();
+        assert_eq!(e.mb.interaction.directional & 0b10, 0b10, "released");
+        assert!(e.queued_input.is_empty() && e.events.is_empty());
+    }
+
     #[test]
     fn delayed_events_pop_in_python_tuple_order() {
         // heapq on (frame, event) tuples pops by frame then event number.
