@@ -259,8 +259,9 @@ def fastpath_rom() -> bytes:
 
 def system_vectors(outdir: Path, frames: tuple[int, ...] = SYSTEM_FRAMES) -> int:
     """Whole-system: PyBoy (compiled, the reference configuration) from power-on with the inputs
-    of events_for_frame; its save state after each frame count in `frames`, as
-    <rom>.f<frames>.state, for the Motherboard test in src/mb.rs."""
+    of events_for_frame; its save state after each frame count N in `frames` as
+    <rom>.fN.state, and as <rom>.fN.load1 the state of a fresh PyBoy that loaded it and ran one
+    more frame (with frame N+1's inputs), for the Motherboard test in src/mb.rs."""
     import io
 
     from pyboy import PyBoy
@@ -283,7 +284,19 @@ def system_vectors(outdir: Path, frames: tuple[int, ...] = SYSTEM_FRAMES) -> int
             if frame in frames:
                 buf = io.BytesIO()
                 pb.save_state(buf)
-                (outdir / f"{name}.f{frame}.state").write_bytes(buf.getvalue())
+                state = buf.getvalue()
+                (outdir / f"{name}.f{frame}.state").write_bytes(state)
+                # L2-style: that state loaded into a fresh PyBoy, then one more frame.
+                other = PyBoy(str(path), window="null", cgb=False, sound_emulated=False)
+                other.set_emulation_speed(0)
+                other.load_state(io.BytesIO(state))
+                for e in events_for_frame(frame + 1):
+                    other.send_input(e)
+                other.tick(1, True, True)
+                buf = io.BytesIO()
+                other.save_state(buf)
+                (outdir / f"{name}.f{frame}.load1").write_bytes(buf.getvalue())
+                other.stop(save=False)
         pb.stop(save=False)
     print(f"wrote {len(roms)} ROMs x {len(frames)} states to {outdir}", file=sys.stderr)
     return 0

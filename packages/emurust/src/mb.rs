@@ -806,7 +806,8 @@ mod tests {
     /// Whole system from power-on (boot ROM included) with scripted joypad input against the
     /// compiled PyBoy 2.8.1 in the reference configuration: the save-state bytes after each frame
     /// count PyBoy stored (`<rom>.f<N>.state`; by default 1, 2, 63, 64 (the boot ROM hands over),
-    /// 65 and 100) must be identical, and PyBoy's state must load and save back unchanged. RTC
+    /// 65 and 100) must be identical, PyBoy's state must load and save back unchanged, and a fresh
+    /// machine that loads it must match a fresh PyBoy after one more frame (`.load1`). RTC
     /// cartridges are skipped: their state holds host wall-clock times.
     #[test]
     fn system_states_match_pyboy() {
@@ -883,6 +884,26 @@ mod tests {
                     other.save_state() == want,
                     "{name}: frame {f}: load(PyBoy state) then save differs"
                 );
+                // L2-style: a fresh machine loads PyBoy's state and runs one more frame, like a
+                // fresh PyBoy did (fields PyBoy does not save start from a fresh instance on both).
+                for e in events_for_frame(f + 1) {
+                    other.buttonevent(e);
+                }
+                frame(&mut other).unwrap();
+                let want1 = std::fs::read(dir.join(format!("{name}.f{f}.load1"))).unwrap();
+                let got1 = other.save_state();
+                if got1 != want1 {
+                    let off = got1
+                        .iter()
+                        .zip(&want1)
+                        .position(|(a, b)| a != b)
+                        .unwrap_or(0);
+                    failures.push(format!(
+                        "{name}: load(frame {f}) + 1 frame differs first at byte {off} ({})",
+                        block_of(off)
+                    ));
+                    break;
+                }
             }
         }
         assert!(
