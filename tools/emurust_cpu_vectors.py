@@ -231,6 +231,13 @@ def loop_rom() -> bytes:
     return bytes(rom)
 
 
+def render_sound_for_frame(f: int) -> tuple[bool, bool]:
+    """`tick(1, render, sound)` arguments of the f-th tick (same rule in src/mb.rs): frames with
+    rendering off (PyBoy then skips the scanline renderer, window line counter included) and
+    with `sound.disable_sampling` set (saved in the state) are mixed in."""
+    return f % 3 != 0, f % 4 != 0
+
+
 def fix_header(rom: bytearray, title: bytes) -> bytes:
     rom[0x134 : 0x134 + len(title)] = title
     x = 0
@@ -259,7 +266,7 @@ def fastpath_rom() -> bytes:
 
 def system_vectors(outdir: Path, frames: tuple[int, ...] = SYSTEM_FRAMES) -> int:
     """Whole-system: PyBoy (compiled, the reference configuration) from power-on with the inputs
-    of events_for_frame; its save state after each frame count N in `frames` as
+    of events_for_frame and the render/sound flags of render_sound_for_frame; its save state after each frame count N in `frames` as
     <rom>.fN.state, and as <rom>.fN.load1 the state of a fresh PyBoy that loaded it and ran one
     more frame (with frame N+1's inputs), for the Motherboard test in src/mb.rs."""
     import io
@@ -280,7 +287,7 @@ def system_vectors(outdir: Path, frames: tuple[int, ...] = SYSTEM_FRAMES) -> int
         for frame in range(1, max(frames) + 1):
             for e in events_for_frame(frame):
                 pb.send_input(e)
-            pb.tick(1, True, True)
+            pb.tick(1, *render_sound_for_frame(frame))
             if frame in frames:
                 buf = io.BytesIO()
                 pb.save_state(buf)
@@ -292,7 +299,7 @@ def system_vectors(outdir: Path, frames: tuple[int, ...] = SYSTEM_FRAMES) -> int
                 other.load_state(io.BytesIO(state))
                 for e in events_for_frame(frame + 1):
                     other.send_input(e)
-                other.tick(1, True, True)
+                other.tick(1, *render_sound_for_frame(frame + 1))
                 buf = io.BytesIO()
                 other.save_state(buf)
                 (outdir / f"{name}.f{frame}.load1").write_bytes(buf.getvalue())
