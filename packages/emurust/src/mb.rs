@@ -967,6 +967,48 @@ mod tests {
         assert!(other.save_state() == good);
     }
 
+    /// Random byte flips and truncations of a valid state: `load_state` returns Ok or Err but
+    /// never panics, and an accepted state saves back to the same length.
+    #[test]
+    fn load_state_survives_corrupt_bytes() {
+        let mut mb = fresh();
+        for _ in 0..3 {
+            mb.lcd.frame_done = false;
+            mb.tick().unwrap();
+        }
+        let good = mb.save_state();
+        let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = move || {
+            // xorshift64*: a fixed sequence, no dependency.
+            seed ^= seed >> 12;
+            seed ^= seed << 25;
+            seed ^= seed >> 27;
+            seed.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        };
+        let mut other = fresh();
+        let mut accepted = 0;
+        for _ in 0..400 {
+            let mut bad = good.clone();
+            for _ in 0..1 + next() % 8 {
+                // Mostly the small fields outside VRAM/screen/RAM bulk (first 8 KiB + tail).
+                let off = if next() % 2 == 0 {
+                    (next() % 45) as usize
+                } else {
+                    (next() % bad.len() as u64) as usize
+                };
+                bad[off] = next() as u8;
+            }
+            if next() % 4 == 0 {
+                bad.truncate((next() % good.len() as u64) as usize);
+            }
+            if other.load_state(&bad).is_ok() {
+                accepted += 1;
+                assert_eq!(other.save_state().len(), good.len());
+            }
+        }
+        assert!(accepted > 0, "some mutations must still be valid states");
+    }
+
     #[test]
     fn oam_dma_is_lazy_and_blocks_oam() {
         // transfer_DMA schedules the start 12 cycles later; bytes appear one per 4 cycles.
