@@ -15,6 +15,8 @@ most telling one): ``registers`` (A F B C D E HL SP PC and the CPU cycle counter
 (C000-DFFF), ``vram`` (``memory[0, 0x8000..0x9FFF]``, bank access: no mode-3 blocking), ``screen``
 (RGBA), ``frame_count``, ``terminated``, and ``save_state`` (the complete save-state bytes; in L3
 only at an episode's last frame, zeros elsewhere, because PyBoy needs ~50 ms to write one).
+RTC carts run with ``rtc_lock_experimental(True)`` on both sides and their two host-time doubles
+are zeroed before comparing (see ``mask_host_time``).
 Reads go through each side's ``memory`` in the same order: they have side effects (catching up
 the timer/LCD, STAT's mode override), which are then the same on both sides.
 """
@@ -80,7 +82,8 @@ def load_state_bytes(pb, data: bytes) -> None:
     pb.load_state(io.BytesIO(bytes(data)))
 
 
-def snapshot(pb, with_state: bool, state_size: int, terminated: bool = False) -> dict:
+def snapshot(pb, with_state: bool, state_size: int, terminated: bool = False,
+             rtc_offset: int | None = None) -> dict:
     """One frame's canonical state (see the module docstring); reads in a fixed order."""
     r = pb.register_file
     regs = np.array([r.A, r.F, r.B, r.C, r.D, r.E, r.HL, r.SP, r.PC, pb._cycles()], np.uint64)
@@ -98,7 +101,7 @@ def snapshot(pb, with_state: bool, state_size: int, terminated: bool = False) ->
         "terminated": np.array(terminated),
     }
     if with_state:
-        data = np.frombuffer(save_state_bytes(pb), np.uint8)
+        data = mask_host_time(np.frombuffer(save_state_bytes(pb), np.uint8), rtc_offset)
         if data.size != state_size:  # a size mismatch is itself a difference: keep the shape
             fixed = np.zeros(state_size, np.uint8)
             fixed[: min(state_size, data.size)] = data[:state_size]
@@ -192,13 +195,45 @@ def first_difference(ref: dict, cand: dict) -> str | None:
 
 @dataclass(frozen=True)
 class RomCase:
-    """One ROM of the suites: its path, frames per L3 episode and whether its save states hold
-    host-time floats (RTC carts: those differ between any two runs, so they are not compared)."""
+    """One ROM of the suites: its path, frames per L3 episode, whether its save states are
+    compared at all."""
 
     name: str
     path: Path
     episode_frames: int = 512
     compare_state: bool = True
+
+
+# -- RTC carts ----------------------------------------------------------------------------------
+# MBC3+TIMER carts (0x0F, 0x10) read the host clock. Both sides run them with
+# rtc_lock_experimental(True) (the RTC then only advances with emulated cycles, and load_state
+# adds no wall-clock time), and the two host-time doubles of the RTC block (`timezero`, `now`)
+# are zeroed before save states are compared.
+RTC_CART_TYPES = (0x0F, 0x10)
+_EXTERNAL_RAM_TABLE = {0: 1, 1: 1, 2: 1, 3: 4, 4: 16, 5: 8}
+_CART_OFFSET = 134911  # the cartridge block in a DMG v29 state (docs/emurust.md §1)
+
+
+def rtc_block_offset(rom: bytes) -> int | None:
+    """Offset of the RTC block in this ROM's save states, None without an RTC."""
+    if len(rom) < 0x150 or rom[0x147] not in RTC_CART_TYPES:
+        return None
+    return _CART_OFFSET + 4 + _EXTERNAL_RAM_TABLE.get(rom[0x149], 1) * 8192
+
+
+def mask_host_time(state: np.ndarray, rtc_offset: int | None) -> np.ndarray:
+    if rtc_offset is not None and state.size >= rtc_offset + 33:
+        state = state.copy()
+        state[rtc_offset:rtc_offset + 8] = 0        # timezero
+        state[rtc_offset + 25:rtc_offset + 33] = 0  # now
+    return state
+
+
+def _prepared(factory: Callable, path) -> object:
+    pb = factory(path)
+    if rtc_block_offset(Path(path).read_bytes()[:0x150]) is not None:
+        pb.rtc_lock_experimental(True)
+    return pb
 
 
 def _backend_base():
@@ -225,7 +260,8 @@ def make_backend(rom: RomCase, num_envs: int, factory: Callable, name: str):
 
         def __init__(self):
             self.name, self.num_envs, self.spec = name, num_envs, _spec(rom.name)
-            self.envs = [factory(rom.path) for _ in range(num_envs)]
+            self.rtc = rtc_block_offset(Path(rom.path).read_bytes()[:0x150])
+            self.envs = [_prepared(factory, rom.path) for _ in range(num_envs)]
             self.steps = np.zeros(num_envs, np.int64)
             self.state_size = len(save_state_bytes(self.envs[0]))
             self._last: list[dict] = []
@@ -235,7 +271,7 @@ def make_backend(rom: RomCase, num_envs: int, factory: Callable, name: str):
             # power-on is deterministic: the seed only selects the action sequence (L3)
             for e in self.envs:
                 e.stop(save=False)
-            self.envs = [factory(rom.path) for _ in range(self.num_envs)]
+            self.envs = [_prepared(factory, rom.path) for _ in range(self.num_envs)]
             self.steps[:] = 0
             self._last = [snapshot(e, False, self.state_size) for e in self.envs]
             return np.stack([s["screen"] for s in self._last])
@@ -249,10 +285,10 @@ def make_backend(rom: RomCase, num_envs: int, factory: Callable, name: str):
                 self.steps[i] += 1
                 done = bool(self.steps[i] >= rom.episode_frames)
                 with_state = self._full_state or (done and rom.compare_state)
-                self._last.append(snapshot(e, with_state, self.state_size, done))
+                self._last.append(snapshot(e, with_state, self.state_size, done, self.rtc))
                 if done:  # next episode from power-on
                     e.stop(save=False)
-                    self.envs[i] = factory(rom.path)
+                    self.envs[i] = _prepared(factory, rom.path)
                     self.steps[i] = 0
             obs = np.stack([s["screen"] for s in self._last])
             term = np.array([bool(s["terminated"]) for s in self._last])
@@ -269,7 +305,7 @@ def make_backend(rom: RomCase, num_envs: int, factory: Callable, name: str):
                 e.stop(save=False)
             self.envs = []
             for i in range(self.num_envs):
-                e = factory(rom.path)
+                e = _prepared(factory, rom.path)
                 load_state_bytes(e, data[i].tobytes())
                 self.envs.append(e)
             self.steps[:] = 0
@@ -293,7 +329,7 @@ class StateSampler:
     def _restart(self):
         if self.pb is not None:
             self.pb.stop(save=False)
-        self.pb = make_pyboy(self.rom.path)
+        self.pb = _prepared(make_pyboy, self.rom.path)
         self.frames = 0
 
     def __call__(self, rng: np.random.Generator, batch: int):
@@ -326,8 +362,9 @@ def run_side_by_side(rom: RomCase, frames: int, seed: int = 0, p: float = 0.05,
     ``(frames_compared, first_difference or None)``; the save states are compared every
     ``state_every`` frames (0: at the end only, unless the cart has an RTC)."""
     rng = np.random.default_rng(seed)
-    ref, cand = make_pyboy(rom.path), make_emurust(rom.path)
+    ref, cand = _prepared(make_pyboy, rom.path), _prepared(make_emurust, rom.path)
     size = len(save_state_bytes(ref))
+    rtc = rtc_block_offset(Path(rom.path).read_bytes()[:0x150])
     try:
         for t in range(frames):
             a = sample_action(rng, p)
@@ -337,7 +374,8 @@ def run_side_by_side(rom: RomCase, frames: int, seed: int = 0, p: float = 0.05,
             cand.tick()
             last = t == frames - 1
             with_state = rom.compare_state and (last or (state_every and t % state_every == 0))
-            diff = first_difference(snapshot(ref, with_state, size), snapshot(cand, with_state, size))
+            diff = first_difference(snapshot(ref, with_state, size, rtc_offset=rtc),
+                                    snapshot(cand, with_state, size, rtc_offset=rtc))
             if diff is not None:
                 return t, f"{rom.name}, seed {seed}, frame {t}: {diff}"
         return frames, None
