@@ -24,6 +24,7 @@ from emurust.verify import (
     save_state_bytes,
 )
 
+
 def _case(name, path, frames=512):
     return RomCase(name, path, frames)
 
