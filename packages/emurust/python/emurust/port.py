@@ -10,7 +10,9 @@ off). See ``emurust.verify`` for the action encoding and the compared fields.
   frame and compares everything, including the new save-state bytes.
 * L3, per ROM: both from power-on with the same seeded random events, every frame compared;
   an episode is ``episode_frames`` frames, its last frame also compares the save-state bytes.
-* No L1: the core's L1 checks are for JAX envs (jit/vmap of pure functions); emurust is not one.
+* L1: ``emurust.jax_env``, emurust as a pure functional JAX env whose state is the save-state
+  bytes (each step a ``jax.pure_callback`` into a fresh emurust), through the core's generic
+  checks (determinism, jit == eager, vmap == loop, spec, terminal flags) on game.gb.
 * Bench: N PyBoy instances stepped in a Python loop vs ``emurust.vec.VecEnv`` (N emulators on
   Rust threads, GIL released), both rendering every frame, game.gb.
 """
@@ -217,6 +219,18 @@ def _bench():
     )
 
 
+def _l1():
+    from envport.registry import L1Target
+
+    def make():
+        from emurust.jax_env import make_env
+
+        return make_env(rom_path("game"), frameskip=4, game="game")
+
+    return L1Target("game.gb as a functional JAX env (state = save-state bytes), frameskip 4",
+                    make_env=make, sample_action=lambda rng: np.int32(rng.integers(0, 256)))
+
+
 def make_port():
     from envport.registry import EnvPort
 
@@ -228,12 +242,11 @@ def make_port():
         install_reference=install_reference,
         check_reference=check_reference,
         tolerance=0.0,
-        l1=(),
+        l1=[_l1()],
         l2=[_l2(n) for n in names],
         l3=[_l3(n) for n in names],
         bench=[_bench()],
-        notes={"license": "LGPL-3.0-only (a translation of PyBoy 2.8.1)",
-               "l1": "none: the core's L1 checks need a JAX env"},
+        notes={"license": "LGPL-3.0-only (a translation of PyBoy 2.8.1)"},
     )
 
 
