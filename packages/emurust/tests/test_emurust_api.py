@@ -201,8 +201,11 @@ def test_save_state_bytes_equal_pyboy_and_load_roundtrip(pair):
     assert save_state_bytes(cand) == data
     # PyBoy's bytes into a fresh emurust: it saves them back unchanged and runs on identically
     fresh = make_emurust(ref.gamerom)
+    view = fresh.screen.ndarray
     fresh.load_state(io.BytesIO(data))
     assert save_state_bytes(fresh) == data
+    # the live view shows the loaded screen (the buffer was written in place, not replaced)
+    np.testing.assert_array_equal(view, ref.screen.ndarray)
     ref.tick(10)
     fresh.tick(10)
     assert save_state_bytes(fresh) == save_state_bytes(ref)
