@@ -170,7 +170,7 @@ def test_check_actions_errors():
         legal.check_actions(b, np.asarray([0.0, 1.0]))
     # a forced switch: only the forced side's switches; the other side's action is ignored
     hp = b.team.hp.at[0, 0].set(0)
-    forced = b._replace(team=b.team._replace(hp=hp), forced=jnp.asarray([True, False]))
+    forced = battle.with_team(b, b.team._replace(hp=hp))._replace(forced=jnp.asarray([True, False]))
     assert np.asarray(_mask(forced)).tolist() == [[False] * 4 + [True] * 5, [False] * 9]
     legal.check_actions(forced, [4, 0])
     with pytest.raises(legal.IllegalActionError, match="forced switch"):

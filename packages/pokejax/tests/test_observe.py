@@ -134,13 +134,13 @@ def test_layout_and_hidden_information():
         pp=team.pp.at[1].set(1), hp=team.hp.at[1, 1:].set(1),
         status=team.status.at[1, 1:].set(2), stored=team.stored.at[1].add(7))
     rev2 = rev._replace(species=rev.species.at[1, 1:].set(rev.species[0, 1:]))
-    other = _observe(b._replace(team=hidden), rev2, 0)
+    other = _observe(battle.with_team(b, hidden), rev2, 0)
     assert np.array_equal(np.asarray(other.features), np.asarray(obs.features))
     # ... but it does show p1's own changes, and the foe's once revealed
-    assert not np.array_equal(np.asarray(_observe(b._replace(team=hidden), rev2, 1).features),
+    assert not np.array_equal(np.asarray(_observe(battle.with_team(b, hidden), rev2, 1).features),
                               np.asarray(_observe(b, rev, 1).features))
     shown = rev._replace(seen=rev.seen.at[1].set(True), moves_seen=rev.moves_seen.at[1].set(True))
-    assert not np.array_equal(np.asarray(_observe(b._replace(team=hidden), shown, 0).features),
+    assert not np.array_equal(np.asarray(_observe(battle.with_team(b, hidden), shown, 0).features),
                               np.asarray(_observe(b, shown, 0).features))
 
 

@@ -78,14 +78,14 @@ def test_greedy_prefers_the_most_damaging_move():
     assert int(_greedy(key, _battle_with(["thunderbolt", "tackle", "surf", "growl"], "gyarados"), 0)) == 0
     # a move without PP is not chosen
     b = _battle_with(["thunderbolt", "tackle", "surf", "growl"], "onix")
-    b = b._replace(team=b.team._replace(pp=b.team.pp.at[0, 0, 2].set(0)))
+    b = battle.with_team(b, b.team._replace(pp=b.team.pp.at[0, 0, 2].set(0)))
     assert int(_greedy(key, b, 0)) == 1
 
 
 def test_forced_switch_choices():
     b = _battle_with(["tackle"], "onix")
-    b = b._replace(team=b.team._replace(hp=b.team.hp.at[0, 0].set(0).at[0, 2].set(0)),
-                   forced=jnp.asarray([True, False]))
+    b = battle.with_team(b, b.team._replace(hp=b.team.hp.at[0, 0].set(0).at[0, 2].set(0)))
+    b = b._replace(forced=jnp.asarray([True, False]))
     picks = {int(_greedy(k, b, 0)) for k in jax.random.split(jax.random.PRNGKey(2), 40)}
     assert picks == {4, 6, 7, 8}  # every non-fainted bench slot, never a move or slot 2 (fainted)
     assert {int(_random(k, b, 0)) for k in jax.random.split(jax.random.PRNGKey(3), 40)} == {4, 6, 7, 8}

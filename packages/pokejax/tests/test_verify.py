@@ -133,7 +133,7 @@ class HpOffByOne(K.JaxCandidate):
         team = self.battle.team
         hit = (self.battle.turn >= 3) & ~self.battle.ended & (team.hp[:, 0, 0] > 1)
         hp = team.hp.at[:, 0, 0].add(-hit.astype(team.hp.dtype))
-        self.battle = self.battle._replace(team=team._replace(hp=hp))
+        self.battle = B.with_team(self.battle, team._replace(hp=hp))
         self._rows = None
         return out
 

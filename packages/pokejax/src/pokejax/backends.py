@@ -199,8 +199,9 @@ def _path_name(path) -> str:
 
 
 def flatten(b: B.Battle) -> dict:
-    """Every leaf of the battle pytree under its path ("team.hp", "prng.hi", "turn", ...)."""
-    leaves, _ = jax.tree_util.tree_flatten_with_path(b)
+    """Every leaf of the battle (teams joined, ``Battle.view``) under its path ("team.hp",
+    "prng.hi", "turn", ...)."""
+    leaves, _ = jax.tree_util.tree_flatten_with_path(b.view())
     return {_path_name(p): v for p, v in leaves}
 
 
@@ -531,7 +532,7 @@ class JaxCandidate(Backend):
     def load(self, state: CanonicalState) -> None:
         """The JAX battle from a canonical state (fields it lacks take the template's zeros)."""
         tmpl = self.template()
-        leaves, treedef = jax.tree_util.tree_flatten_with_path(tmpl)
+        leaves, treedef = jax.tree_util.tree_flatten_with_path(tmpl.view())
         n = len(np.asarray(state["turn"]))
         if n != self.num_envs:
             raise ValueError(f"state holds {n} envs, the backend {self.num_envs}")
@@ -542,7 +543,8 @@ class JaxCandidate(Backend):
             if value is None:
                 value = np.zeros((n, *np.shape(leaf)), np.asarray(leaf).dtype)
             filled.append(np.asarray(value).astype(np.asarray(leaf).dtype))
-        self._install(jax.tree_util.tree_unflatten(treedef, filled), state["terminated"])
+        view = jax.tree_util.tree_unflatten(treedef, filled)
+        self._install(B.Battle.from_view(view), state["terminated"])
 
     def close(self) -> None:
         if self._sd is not None:

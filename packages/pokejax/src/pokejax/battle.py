@@ -1,10 +1,13 @@
 """A whole Gen 1 singles battle: two teams of up to six, switching, faints and forced switches.
 
-State (``Battle``): both teams as one ``duel.Fighter`` whose leaves have leading axes
-``[side, slot]``, slots in Showdown's *current* order — slot 0 is the active Pokémon and a
-switch swaps slot 0 with the incoming slot, exactly as ``BattleActions.switchIn`` reorders
+State (``Battle``): both teams in Showdown's *current* order — slot 0 is the active Pokémon and
+a switch swaps slot 0 with the incoming slot, exactly as ``BattleActions.switchIn`` reorders
 ``side.pokemon``, so "switch k" means the same slot on both engines and L2 can load an
-exported state slot for slot.
+exported state slot for slot. Stored as two ``duel.Fighter`` records: ``actives`` (leaves
+``[side, ...]``, slot 0) and ``bench`` (leaves ``[side, 5, ...]``, slots 1-5); ``Battle.team``
+is the joined ``[side, 6, ...]`` view. The split is for speed: a turn reads and writes the
+two actives, and touches the bench only through a switch's one-hot select, so a step no
+longer rewrites all twelve records (on XLA:CPU that rewrite was a large part of the step).
 
 A step (``step``) is one decision point of Showdown's request loop:
 - normal turn (no side is forced): both sides' actions (0-3 move slot, 4-8 "switch 2..6")
@@ -23,6 +26,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from pokejax import prng as P
 from pokejax.codec import STATUSES
@@ -47,7 +51,8 @@ ORDER_SWITCH, ORDER_MOVE = 103, 200  # BattleQueue action orders
 
 
 class Battle(NamedTuple):
-    team: Fighter  # leaves [2, 6, ...]: slot 0 is the active Pokémon
+    actives: Fighter  # leaves [2, ...]: each side's slot 0, the active Pokémon
+    bench: Fighter  # leaves [2, 5, ...]: slots 1-5
     prng: P.PrngState
     field: Field
     turn: jax.Array  # Showdown's battle.turn
@@ -55,21 +60,48 @@ class Battle(NamedTuple):
     ended: jax.Array
     winner: jax.Array  # 0 none / tie, 1 p1, 2 p2
 
+    @property
+    def team(self) -> Fighter:
+        """Both teams as one record, leaves [..., 2, 6, ...] (slot 0 active) — for the readers
+        outside the turn loop (observations, L2 diffs); batched or not."""
+        return join(self.actives, self.bench, axis=jnp.ndim(self.turn) + 1)
+
+    def view(self) -> dict:
+        """The battle's fields with the two teams joined (``team`` first): the layout the
+        canonical state, L2 loading and the diffs name ("team.hp", "prng.hi", "turn", ...)."""
+        rest = {k: getattr(self, k) for k in self._fields if k not in ("actives", "bench")}
+        return {"team": self.team, **rest}
+
+    @classmethod
+    def from_view(cls, view: dict) -> Battle:
+        axis = jnp.ndim(view["turn"]) + 1
+        actives, bench = split(view["team"], axis)
+        return cls(actives=actives, bench=bench,
+                   **{k: v for k, v in view.items() if k != "team"})
+
+
+def with_team(b: Battle, team: Fighter) -> Battle:
+    """``b`` with both teams replaced by ``team`` (the joined [..., 2, 6, ...] layout)."""
+    actives, bench = split(team, jnp.ndim(b.turn) + 1)
+    return b._replace(actives=actives, bench=bench)
+
+
+def join(actives: Fighter, bench: Fighter, axis: int = 1) -> Fighter:
+    """[..., 2, ...] actives + [..., 2, 5, ...] bench -> [..., 2, 6, ...] (slot axis ``axis``)."""
+    xp = lambda x: np if isinstance(x, np.ndarray | np.generic) else jnp  # noqa: E731
+    return jax.tree.map(
+        lambda a, b: xp(b).concatenate([xp(a).expand_dims(a, axis), b], axis=axis), actives, bench)
+
+
+def split(team: Fighter, axis: int = 1) -> tuple[Fighter, Fighter]:
+    """The inverse of ``join``: (slot 0, slots 1-5) along the slot axis ``axis``."""
+    first = jax.tree.map(lambda x: x.take(0, axis=axis), team)
+    rest = jax.tree.map(lambda x: x[(slice(None),) * axis + (slice(1, None),)], team)
+    return first, rest
+
 
 def active(team: Fighter, side) -> Fighter:
     return jax.tree.map(lambda x: x[side, 0], team)
-
-
-# During a turn the two active records live apart from the teams (``actives``: leaves with a
-# leading [side] axis) so that every action touches two records, not twelve; a switch swaps
-# one team slot with its side's active record, and ``_merge`` writes the actives back.
-
-def _split(team: Fighter) -> Fighter:
-    return jax.tree.map(lambda x: x[:, 0], team)
-
-
-def _merge(team: Fighter, actives: Fighter) -> Fighter:
-    return jax.tree.map(lambda x, a: x.at[:, 0].set(a), team, actives)
 
 
 # Reads and writes at traced indices go through one-hot masks: under vmap, XLA:CPU turns
@@ -114,17 +146,17 @@ def _tie_draw(state: P.PrngState, actives: Fighter, go) -> P.PrngState:
     return P.select(go & tie, drawn, state)
 
 
-def _incoming(team: Fighter, actives: Fighter, slots) -> Fighter:
+def _incoming(bench: Fighter, actives: Fighter, slots) -> Fighter:
     """The records each side would switch in from team slot ``slots[side]``: ``pokemon.speed``
     refreshed (``insertChoice`` of its ``runSwitch``), the side's ``lastSelectedMoveSlot`` 0
     (Gen 1 ``runSwitch``) and the side's selections handed over (they belong to the side)."""
-    mask = jnp.arange(6)[None, :] == slots[:, None]  # bool[2, 6]: both sides at once
-    new = jax.tree.map(lambda x: _pick(x, mask, axes=1), team)
+    mask = jnp.arange(1, 6)[None, :] == slots[:, None]  # bool[2, 5]: both sides at once
+    new = jax.tree.map(lambda x: _pick(x, mask, axes=1), bench)
     return new._replace(speed=new.modified[:, 4], last_slot=jnp.zeros(2, jnp.int32),
                         **{k: getattr(actives, k) for k in SIDE_FIELDS})
 
 
-def _swap_out(team: Fighter, outgoing: Fighter, slots, switched) -> Fighter:
+def _swap_out(bench: Fighter, outgoing: Fighter, slots, switched) -> Fighter:
     """``switchIn``'s effect on the teams: each side that ``switched`` puts its old active,
     cleared (a fainted one also loses its status), in team slot ``slots[side]`` (Showdown
     swaps the two positions; the incoming record is the new active)."""
@@ -136,8 +168,8 @@ def _swap_out(team: Fighter, outgoing: Fighter, slots, switched) -> Fighter:
     cleared = cleared._replace(status=jnp.where(fainted, 0, cleared.status))
     # both sides in one select per leaf (slicing per side and stacking back cost ~1/3 of the
     # whole step on XLA:CPU)
-    mask = (jnp.arange(6)[None, :] == slots[:, None]) & switched[:, None]  # bool[2, 6]
-    return jax.tree.map(lambda x, c: _place(x, mask, c[:, None]), team, cleared)
+    mask = (jnp.arange(1, 6)[None, :] == slots[:, None]) & switched[:, None]  # bool[2, 5]
+    return jax.tree.map(lambda x, c: _place(x, mask, c[:, None]), bench, cleared)
 
 
 def _switch_in(actives: Fighter, incoming: Fighter, side, go) -> Fighter:
@@ -157,9 +189,9 @@ def _after_switch_in_self(actives: Fighter, side, go) -> Fighter:
     return _put(actives, side, f._replace(hp=jnp.where(hurt, f.hp - dmg, f.hp)))
 
 
-def _bench_left(team_hp: jax.Array) -> jax.Array:
-    """bool[2]: the side has a non-fainted Pokémon besides its active (``team_hp`` [2, 6])."""
-    return jnp.any(team_hp[:, 1:] > 0, axis=1)
+def _bench_left(bench_hp: jax.Array) -> jax.Array:
+    """bool[2]: the side has a non-fainted Pokémon besides its active (``bench_hp`` [2, 5])."""
+    return jnp.any(bench_hp > 0, axis=1)
 
 
 def _faints(b: Battle, bench_left, actives: Fighter, go) -> tuple[Battle, Fighter, jax.Array]:
@@ -195,10 +227,9 @@ def _queue_first(state, kind, speed, priority):
     return state, jnp.where(tie, r == 1, one_first).astype(jnp.int32)
 
 
-def _bench_clauses(team: Fighter) -> jax.Array:
+def _bench_clauses(bench: Fighter) -> jax.Array:
     """bool[2, 2]: per side, whether a benched Pokémon is asleep by a foe's move (not its own
     Rest) / frozen — what Sleep / Freeze Clause Mod look for besides the active."""
-    bench = jax.tree.map(lambda x: x[:, 1:], team)
     asleep = (bench.hp > 0) & (bench.status == SLP) & ~bench.rest_sleep
     return jnp.stack([jnp.any(asleep, axis=1), jnp.any(bench.status == FRZ, axis=1)], axis=1)
 
@@ -213,7 +244,7 @@ def _clauses(bench_clauses, actives: Fighter, side) -> tuple[jax.Array, jax.Arra
 def _turn(b: Battle, actions) -> Battle:
     """One decision point: a normal turn, or (when a side is ``forced``) the forced switches
     that finish the current one. Both are the same queue walk with parts switched off."""
-    team, actives = b.team, _split(b.team)
+    bench, actives = b.bench, b.actives
     live = ~b.ended
     forced_mode = jnp.any(b.forced)
     normal = live & ~forced_mode
@@ -247,7 +278,7 @@ def _turn(b: Battle, actions) -> Battle:
     # switches run before every move: first the switch phase, then the moves, so the team
     # slots are not carried through the move loop
     switch_slots = jnp.clip(actions - FIRST_SWITCH + 1, 1, 5)
-    incoming, outgoing = _incoming(team, actives, switch_slots), actives
+    incoming, outgoing = _incoming(bench, actives, switch_slots), actives
     switched = jnp.zeros(2, bool)
     # A forced switch is an ``instaswitch`` (order 3): when both sides replace a fainted
     # Pokémon, both switch in before either ``runSwitch`` (order 101) runs, the first one
@@ -266,8 +297,8 @@ def _turn(b: Battle, actions) -> Battle:
         state = _tie_draw(state, actives, go & ~quiet)
         actives = _after_switch_in_self(actives, side, go & ~forced_mode)
         # pokemonLeft: the bench as it is once the switches so far are done
-        swapped = (jnp.arange(6) == switch_slots[:, None]) & switched[:, None]
-        bench_left = _bench_left(jnp.where(swapped, outgoing.hp[:, None], team.hp))
+        swapped = (jnp.arange(1, 6) == switch_slots[:, None]) & switched[:, None]
+        bench_left = _bench_left(jnp.where(swapped, outgoing.hp[:, None], bench.hp))
         b, actives, fainted = _faints(b._replace(prng=state), bench_left, actives, go)
         live = live & ~fainted
         state = _tie_draw(b.prng, actives, go & live & ~quiet)
@@ -276,8 +307,8 @@ def _turn(b: Battle, actions) -> Battle:
         b = b._replace(prng=state)
     # a faint in the switch phase (AfterSwitchInSelf) cancels the rest of the queue, so the
     # teams change only for the sides that did switch
-    team = _swap_out(team, outgoing, switch_slots, switched)
-    bench_left, bench_clauses = _bench_left(team.hp), _bench_clauses(team)
+    bench = _swap_out(bench, outgoing, switch_slots, switched)
+    bench_left, bench_clauses = _bench_left(bench.hp), _bench_clauses(bench)
     live = live & ~forced_mode  # a forced switch ends the turn: no moves, no residual
 
     def action(i, carry):
@@ -299,7 +330,7 @@ def _turn(b: Battle, actions) -> Battle:
                                speed=jnp.where(live, actives.modified[:, 4], actives.speed))
     state = _tie_draw(b.prng, actives, live)
     ends_turn = live | (forced_mode & ~b.ended)
-    return b._replace(team=_merge(team, actives), prng=state, turn=b.turn + ends_turn,
+    return b._replace(actives=actives, bench=bench, prng=state, turn=b.turn + ends_turn,
                       forced=b.forced & ~forced_mode)
 
 
@@ -310,5 +341,6 @@ def step(b: Battle, actions: jax.Array) -> Battle:
 
 
 def new_battle(team: Fighter, state: P.PrngState, turn=1) -> Battle:
-    return Battle(team=team, prng=state, field=new_field(), turn=jnp.int32(turn),
+    actives, bench = split(team)
+    return Battle(actives=actives, bench=bench, prng=state, field=new_field(), turn=jnp.int32(turn),
                   forced=jnp.zeros(2, bool), ended=jnp.bool_(False), winner=jnp.int32(0))

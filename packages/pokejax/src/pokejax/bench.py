@@ -117,7 +117,7 @@ def _fresh_starts(pool: B.Battle, t, n: int, seeds) -> B.Battle:
         return jnp.tile(w, (-(-n // size),) + (1,) * (x.ndim - 1))[:n]
 
     fresh = jax.tree.map(window, pool)
-    return fresh._replace(prng=jax.vmap(start.start_prng)(seeds, fresh.team.speed[:, :, 0]))
+    return fresh._replace(prng=jax.vmap(start.start_prng)(seeds, fresh.actives.speed))
 
 
 def random_legal_actions(battles: B.Battle, bits) -> jax.Array:

@@ -42,15 +42,14 @@ class IllegalActionError(ActionError):
 
 
 def _side_mask(b: Battle, side: int) -> jax.Array:
-    team = jax.tree.map(lambda x: x[side], b.team)
-    f = jax.tree.map(lambda x: x[0], team)
+    f = jax.tree.map(lambda x: x[side], b.actives)
     hard_locked = f.must_recharge
     if hasattr(f, "twoturn"):  # the engine's two-turn moves (Dig, Fly, Solar Beam, ...)
         hard_locked = hard_locked | (f.twoturn >= 0)
     usable = (f.moves >= 0) & (f.pp > 0)
     single = hard_locked | (f.status == SLP) | (f.status == FRZ) | ~jnp.any(usable)
     moves = jnp.where(single, jnp.arange(4) == 0, usable)
-    can_switch = team.hp[1:] > 0
+    can_switch = b.bench.hp[side] > 0
     normal = jnp.concatenate([moves, can_switch & ~hard_locked])
     forced = jnp.concatenate([jnp.zeros(4, bool), can_switch])
     row = jnp.where(jnp.any(b.forced), jnp.where(b.forced[side], forced, False), normal)

@@ -53,8 +53,8 @@ def _multipliers() -> np.ndarray:
 def expected_damage(b: Battle, side) -> jax.Array:
     """float32[4]: the heuristic's score of each of ``side``'s active moves against the foe."""
     t = jax.tree.map(jnp.asarray, move_table())
-    me = jax.tree.map(lambda x: x[side, 0], b.team)
-    foe = jax.tree.map(lambda x: x[1 - side, 0], b.team)
+    me = jax.tree.map(lambda x: x[side], b.actives)
+    foe = jax.tree.map(lambda x: x[1 - side], b.actives)
     moves = jnp.maximum(me.moves, 0)
     mtype = t.type[moves]
     mult = jnp.asarray(_multipliers())

@@ -142,8 +142,8 @@ move of the gen1randombattle sets and Struggle; `switched_out`.""",
             reference_sources=_showdown("sim/battle.ts", "sim/battle-queue.ts", GEN1_SCRIPTS,
                                         "data/mods/gen1/rulesets.ts"),
             contract="""\
-Whole battles: `Battle(team [2, 6] Fighter with slot 0 active, prng, field, turn, forced,
-ended, winner)` and `step(battle, actions[2])` = one decision point of Showdown's request
+Whole battles: `Battle(actives [2] Fighter, bench [2, 5] Fighter, prng, field, turn, forced,
+ended, winner)` (`Battle.team`: the joined [2, 6] view, slot 0 active) and `step(battle, actions[2])` = one decision point of Showdown's request
 loop (switches, moves by priority/speed, faints, forced switches as instaswitches, win/tie,
 Sleep and Freeze Clause Mod).""",
             tests=["tests/test_battle.py"],

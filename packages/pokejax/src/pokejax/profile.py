@@ -56,12 +56,12 @@ def _variants():
         battles, key, t = c
 
         def one(b):
-            me = jax.tree.map(lambda x: x[0, 0], b.team)
-            foe = jax.tree.map(lambda x: x[1, 0], b.team)
+            me = jax.tree.map(lambda x: x[0], b.actives)
+            foe = jax.tree.map(lambda x: x[1], b.actives)
             state, me, foe, field = duel.use_move(b.prng, me, foe, jnp.int32(0), ~b.ended,
                                                   b.field, (jnp.bool_(False), jnp.bool_(False)))
-            team = jax.tree.map(lambda x, m, f: x.at[0, 0].set(m).at[1, 0].set(f), b.team, me, foe)
-            return b._replace(prng=state, team=team, field=field)
+            actives = jax.tree.map(lambda m, f: jnp.stack([m, f]), me, foe)
+            return b._replace(prng=state, actives=actives, field=field)
 
         return jax.vmap(one)(battles), key, t + 1
 

@@ -7,7 +7,7 @@ import jax
 import numpy as np
 
 from pokejax import prng as P
-from pokejax.battle import Battle
+from pokejax.battle import Battle, split
 from pokejax.duel import Field
 from pokejax.showdown_state import fighter, fighter_diff, side_diff
 
@@ -36,8 +36,9 @@ def load(state: dict) -> Battle:
                 for i, m in enumerate(side["pokemon"])]
         teams.append(jax.tree.map(lambda *xs: np.stack(xs), *mons))
     team = jax.tree.map(lambda a, b: np.stack([a, b]), *teams)
+    actives, bench = split(team)
     return Battle(
-        team=team, prng=_prng(state["seed"]),
+        actives=actives, bench=bench, prng=_prng(state["seed"]),
         field=Field(last_damage=np.int32(state.get("lastDamage") or 0)),
         turn=np.int32(state["turn"]), forced=np.asarray([_forced(s) for s in state["sides"]]),
         ended=np.bool_(state["ended"]), winner=np.int32(WINNERS[state["winner"]]))
