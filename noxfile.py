@@ -8,6 +8,7 @@ Every session installs the workspace from ``uv.lock`` into its own venv.
 from __future__ import annotations
 
 import os
+import shutil
 
 import nox
 
@@ -20,6 +21,7 @@ PYTHON = None  # the interpreter that runs nox (python3 >= 3.11); uv cannot down
 ENVS = {
     "pong": ("packages/pong-port", "pong_port"),
     "pokejax": ("packages/pokejax", "pokejax"),
+    "emurust": ("packages/emurust", "emurust"),
 }
 TEST_PATHS = ["core/tests", *(f"{folder}/tests" for folder, _ in ENVS.values())]
 
@@ -31,6 +33,23 @@ def sync(session: nox.Session) -> None:
         env={"UV_PROJECT_ENVIRONMENT": session.virtualenv.location},
         external=True,
     )
+
+
+Z80_AS = "z80-unknown-coff-as"
+BINUTILS_Z80 = ["apt-get", "install", "-y", "binutils-z80"]
+
+
+def build_emurust_roms(session: nox.Session) -> None:
+    """emurust's tests and verification run the repository's own Game Boy ROMs, assembled from
+    packages/emurust/roms/*.s with binutils-z80 (cached by content: a no-op when up to date)."""
+    if shutil.which(Z80_AS) is None:
+        if hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("apt-get"):
+            session.run("apt-get", "update", external=True)
+            session.run(*BINUTILS_Z80, external=True)
+        else:
+            session.error(f"{Z80_AS} not found: emurust's test ROMs need binutils-z80. "
+                          f"Install it with: sudo {' '.join(BINUTILS_Z80)}")
+    session.run("python", "tools/build_emurust_roms.py")
 
 
 def install_references(session: nox.Session, envs=ENVS) -> None:
@@ -49,6 +68,7 @@ def tests(session: nox.Session) -> None:
     """Fast suite: core + every env package, each live reference run on a sample."""
     sync(session)
     install_references(session)
+    build_emurust_roms(session)
     session.run("pytest", *TEST_PATHS, *session.posargs, env=_jax_cache(session))
 
 
@@ -57,6 +77,7 @@ def tests_slow(session: nox.Session) -> None:
     """Long verification and fuzz tests (marked ``slow``)."""
     sync(session)
     install_references(session)
+    build_emurust_roms(session)
     session.run("pytest", *TEST_PATHS, "-m", "slow", *session.posargs, env=_jax_cache(session))
 
 
@@ -72,6 +93,8 @@ def _env_sessions(name: str, folder: str, module: str) -> None:
         """Install the reference, run L1-L3, write reports/<env>/verify.{json,md}."""
         sync(session)
         install_references(session, {name: None})
+        if name == "emurust":
+            build_emurust_roms(session)
         session.run("envport", "verify", name, *session.posargs, env=_jax_cache(session))
 
     @nox.session(name=f"bench-{name}", python=PYTHON)
@@ -83,7 +106,14 @@ def _env_sessions(name: str, folder: str, module: str) -> None:
         # (the report's host line shows the device count)
         xla = os.environ.get("XLA_FLAGS") or f"--xla_force_host_platform_device_count={os.cpu_count()}"
         env = {**_jax_cache(session), "XLA_FLAGS": xla}
-        session.run("envport", "bench", name, *session.posargs, env=env)
+        args = list(session.posargs)
+        if name == "emurust":
+            build_emurust_roms(session)
+            # the reference is one PyBoy object per env: thousands of them would only measure
+            # memory pressure, so emurust's default sizes stop at 64
+            if not any(a.startswith("--batch-sizes") for a in args):
+                args += ["--batch-sizes", "1,8,32,64"]
+        session.run("envport", "bench", name, *args, env=env)
         # an env package may ship ``<module>.profile``: where the candidate's step time goes
         if os.path.exists(os.path.join(folder, "src", module, "profile.py")):
             session.run("python", "-m", f"{module}.profile", env=env)
