@@ -390,9 +390,15 @@ impl VecEmulator {
     }
 
     /// Save state of env i (PyBoy's bytes).
-    fn save_state<'py>(&self, py: Python<'py>, i: usize) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
-        let slot = self.slots.get(i).ok_or_else(|| raise(py, "PyBoyOutOfBoundsException", format!("no env {i}")))?;
-        Ok(pyo3::types::PyBytes::new(py, &slot.emu.save_state()))
+    fn save_state<'py>(&mut self, py: Python<'py>, i: usize) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+        if i >= self.slots.len() {
+            return Err(raise(py, "PyBoyOutOfBoundsException", format!("no env {i}")));
+        }
+        let mut broken = self.broken;
+        let slots = &self.slots;
+        let r = crate::python::guarded(py, &mut broken, || Ok(slots[i].emu.save_state()));
+        self.broken = broken;
+        Ok(pyo3::types::PyBytes::new(py, &r?))
     }
 
     /// Frame count of env i (frames since its last reset).
