@@ -112,8 +112,14 @@ def _env_sessions(name: str, folder: str, module: str) -> None:
             # the reference is one PyBoy object per env: thousands of them would only measure
             # memory pressure, so emurust's default sizes stop at 64
             if not any(a.startswith("--batch-sizes") for a in args):
-                args += ["--batch-sizes", "1,8,32,64"]
+                args += ["--batch-sizes", "1,2,8,32,64"]
         session.run("envport", "bench", name, *args, env=env)
+        if name == "emurust":
+            # issue 4's figures: one instance (render on/off, per ROM) and PyBoy in N processes
+            # vs VecEnv; reports/emurust/bench_single.{json,md,png}
+            out = next((a.split("=", 1)[1] if "=" in a else args[i + 1]
+                        for i, a in enumerate(args) if a.split("=", 1)[0] == "--out"), "reports")
+            session.run("python", "-m", "emurust.bench", "--out", out, env=env)
         # an env package may ship ``<module>.profile``: where the candidate's step time goes
         if os.path.exists(os.path.join(folder, "src", module, "profile.py")):
             session.run("python", "-m", f"{module}.profile", env=env)
