@@ -7,6 +7,8 @@ Every session installs the workspace from ``uv.lock`` into its own venv.
 
 from __future__ import annotations
 
+import glob
+import hashlib
 import os
 import shutil
 
@@ -52,6 +54,67 @@ def build_emurust_roms(session: nox.Session) -> None:
     session.run("python", "tools/build_emurust_roms.py")
 
 
+EMURUST = "packages/emurust"
+EMURUST_VECTORS = f"{EMURUST}/target/vectors"  # git-ignored; the Rust tests read it
+# generator, its arguments, what it writes under EMURUST_VECTORS
+EMURUST_VECTOR_TOOLS = [
+    ("tools/emurust_vectors.py", [],
+     ["timer.json", "serial.json", "interaction.json", "rtc.json", "cartridge.json"]),
+    ("tools/emurust_lcd_vectors.py", [],
+     [f"lcd_{s}_{n}.json" for s in ("frames", "midframe", "random") for n in (1, 2)]),
+    # --system: PyBoy save states of every ROM in roms/build/ (built by build_emurust_roms)
+    ("tools/emurust_cpu_vectors.py", ["--system"], ["cpu.json", "system"]),
+]
+
+
+def emurust_cargo_tests(session: nox.Session) -> None:
+    """emurust's Rust unit tests (`cargo test --locked`, debug profile) including the
+    differential ones, which replay vectors that PyBoy 2.8.1 (installed in this venv by
+    `envport install-reference emurust`) computes. Each generator reruns only when its stamp
+    (the script, its arguments, the PyBoy and Python versions and, for --system, the built ROMs)
+    changed or an output is missing. Call after install_references and build_emurust_roms."""
+    if shutil.which("cargo") is None:
+        session.error("cargo not found: emurust's Rust tests need a Rust toolchain "
+                      "(https://rustup.rs)")
+    versions = session.run(
+        "python", "-c",
+        "import importlib.metadata as m, sys\n"
+        "try: v = m.version('pyboy')\n"
+        "except m.PackageNotFoundError: v = 'missing'\n"
+        "print(v, sys.version_info[:2])",
+        silent=True, log=False)
+    roms = sorted(glob.glob(f"{EMURUST}/roms/build/*.gb"))
+    os.makedirs(EMURUST_VECTORS, exist_ok=True)
+    for script, args, outputs in EMURUST_VECTOR_TOOLS:
+        key = hashlib.sha256()
+        for part in (script, *args, str(versions)):
+            key.update(part.encode() + b"\0")
+        with open(script, "rb") as f:
+            key.update(f.read())
+        if "--system" in args:
+            for rom in roms:
+                with open(rom, "rb") as f:
+                    key.update(os.path.basename(rom).encode() + b"\0" + f.read())
+        stamp = os.path.join(EMURUST_VECTORS, f".stamp-{os.path.basename(script)}")
+        fresh = all(os.path.exists(os.path.join(EMURUST_VECTORS, o)) for o in outputs)
+        if fresh and os.path.exists(stamp):
+            with open(stamp) as f:
+                fresh = f.read() == key.hexdigest()
+        else:
+            fresh = False
+        if fresh:
+            session.log(f"{script}: vectors up to date")
+            continue
+        if os.path.exists(stamp):
+            os.remove(stamp)
+        session.run("python", script, *args)
+        with open(stamp, "w") as f:
+            f.write(key.hexdigest())
+    # the tests read target/vectors unless these point elsewhere: use the vectors made here
+    session.run("cargo", "test", "--locked", "--manifest-path", f"{EMURUST}/Cargo.toml",
+                external=True, env={"EMURUST_VECTORS": None, "EMURUST_VECTORS_DIR": None})
+
+
 def install_references(session: nox.Session, envs=ENVS) -> None:
     for name in envs:
         session.run("envport", "install-reference", name)
@@ -65,10 +128,12 @@ def _jax_cache(session: nox.Session) -> dict:
 
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
-    """Fast suite: core + every env package, each live reference run on a sample."""
+    """Fast suite: core + every env package, each live reference run on a sample; emurust's
+    Rust unit tests (cargo test, with the PyBoy vectors) first."""
     sync(session)
     install_references(session)
     build_emurust_roms(session)
+    emurust_cargo_tests(session)
     session.run("pytest", *TEST_PATHS, *session.posargs, env=_jax_cache(session))
 
 
@@ -95,6 +160,7 @@ def _env_sessions(name: str, folder: str, module: str) -> None:
         install_references(session, {name: None})
         if name == "emurust":
             build_emurust_roms(session)
+            emurust_cargo_tests(session)  # issue 4's L1: cargo test per module
         session.run("envport", "verify", name, *session.posargs, env=_jax_cache(session))
 
     @nox.session(name=f"bench-{name}", python=PYTHON)

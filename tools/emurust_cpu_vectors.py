@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Record per-instruction test vectors for emurust's CPU from PyBoy 2.8.1's own Python sources.
 
-Run with an interpreter that has pyboy 2.8.1 installed (its wheel ships the ``.py`` sources)::
+Run with an interpreter that has pyboy 2.8.1 installed (its wheel ships the ``.py`` sources,
+read from that installed package)::
 
-    /tmp/pyboy-venv/bin/python tools/emurust_cpu_vectors.py
+    python tools/emurust_cpu_vectors.py [--system]
 
 ``pyboy/core/opcodes.py`` and ``pyboy/core/cpu.py`` are loaded from source (the compiled
 classes hide their ``cdef`` methods) with a fake motherboard: a flat 64 KiB memory whose
@@ -59,11 +60,31 @@ class IllegalOpcode(Exception):
     pass
 
 
+PYBOY_VERSION = "2.8.1"
+
+
+def pyboy_package_dir() -> Path:
+    """The installed pyboy package folder: its wheel ships the ``.py`` sources loaded here."""
+    try:
+        import pyboy
+    except ImportError as e:
+        raise SystemExit(
+            f"pyboy is not installed in {sys.executable}: pip install pyboy=={PYBOY_VERSION} "
+            "(nox sessions get it from `envport install-reference emurust`)"
+        ) from e
+    from importlib.metadata import version
+
+    got = version("pyboy")
+    if got != PYBOY_VERSION:
+        raise SystemExit(
+            f"pyboy {got} is installed in {sys.executable}, the vectors need {PYBOY_VERSION}: "
+            f"pip install pyboy=={PYBOY_VERSION}"
+        )
+    return Path(pyboy.__file__).resolve().parent
+
+
 def find_core() -> Path:
-    spec = importlib.util.find_spec("pyboy")
-    if spec is None or not spec.submodule_search_locations:
-        raise SystemExit("run this with an interpreter that has pyboy==2.8.1 installed")
-    return Path(list(spec.submodule_search_locations)[0]) / "core"
+    return pyboy_package_dir() / "core"
 
 
 def load_reference(core: Path):

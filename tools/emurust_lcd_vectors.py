@@ -8,9 +8,9 @@ absolute cycle counts, render on/off, save_state and load_state) and records aft
 operation its return value, the LCD's timing fields and a CRC-32 of the screen and attribute
 buffers. ``cargo test`` in packages/emurust (``lcd::tests::pyboy_vectors``) replays them.
 
-Usage (needs a Python with pyboy==2.8.1 installed)::
+Usage (needs a Python with pyboy==2.8.1 installed; the sources come from that package)::
 
-    /tmp/pyboy-venv/bin/python tools/emurust_lcd_vectors.py [--out DIR] [--ops N]
+    python tools/emurust_lcd_vectors.py [--out DIR] [--ops N]
 
 Writes DIR/lcd_<scenario>_<seed>.json (default DIR: packages/emurust/target/vectors, git-ignored).
 The pure-Python run has unbounded ints where Cython has fixed widths; the sequences only use
@@ -23,10 +23,32 @@ import argparse
 import importlib.util
 import json
 import random
+import sys
 import zlib
 from pathlib import Path
 
-import pyboy
+PYBOY_VERSION = "2.8.1"
+
+
+def pyboy_package_dir() -> Path:
+    """The installed pyboy package folder: its wheel ships the ``.py`` sources loaded here."""
+    try:
+        import pyboy
+    except ImportError as e:
+        raise SystemExit(
+            f"pyboy is not installed in {sys.executable}: pip install pyboy=={PYBOY_VERSION} "
+            "(nox sessions get it from `envport install-reference emurust`)"
+        ) from e
+    from importlib.metadata import version
+
+    got = version("pyboy")
+    if got != PYBOY_VERSION:
+        raise SystemExit(
+            f"pyboy {got} is installed in {sys.executable}, the vectors need {PYBOY_VERSION}: "
+            f"pip install pyboy=={PYBOY_VERSION}"
+        )
+    return Path(pyboy.__file__).resolve().parent
+
 
 GREY = (0xFFFFFF, 0x999999, 0x555555, 0x000000)
 SNAPSHOT_FIELDS = [
@@ -64,7 +86,7 @@ SNAPSHOT_FIELDS = [
 
 
 def load_lcd_module():
-    path = Path(pyboy.__file__).parent / "core" / "lcd.py"
+    path = pyboy_package_dir() / "core" / "lcd.py"
     spec = importlib.util.spec_from_file_location("pyboy_lcd_source", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

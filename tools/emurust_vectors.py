@@ -20,6 +20,9 @@ cartridge/rtc.rs) replay these files and fail, naming this script, when they are
 goes to packages/emurust/target/vectors/ (git-ignored), under 1 MB in all.
 
     python tools/emurust_vectors.py [--out DIR] [--pyboy-dir DIR]   # needs pyboy==2.8.1
+
+The sources come from the installed pyboy package (``--pyboy-dir`` overrides the folder).
+``./dev tests`` and ``./dev verify-emurust`` run it (noxfile.py: emurust_cargo_tests).
 """
 
 from __future__ import annotations
@@ -37,6 +40,30 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "packages" / "emurust" / "target" / "vectors"
+
+
+PYBOY_VERSION = "2.8.1"
+
+
+def pyboy_package_dir() -> Path:
+    """The installed pyboy package folder: its wheel ships the ``.py`` sources loaded here."""
+    try:
+        import pyboy
+    except ImportError as e:
+        raise SystemExit(
+            f"pyboy is not installed in {sys.executable}: pip install pyboy=={PYBOY_VERSION} "
+            "(nox sessions get it from `envport install-reference emurust`)"
+        ) from e
+    from importlib.metadata import version
+
+    got = version("pyboy")
+    if got != PYBOY_VERSION:
+        raise SystemExit(
+            f"pyboy {got} is installed in {sys.executable}, the vectors need {PYBOY_VERSION}: "
+            f"pip install pyboy=={PYBOY_VERSION}"
+        )
+    return Path(pyboy.__file__).resolve().parent
+
 
 # Cartridge save-state block offset in a DMG state (everything before it has a fixed size) and
 # the fixed-size tail after it: joypad 2 + serial 36 + SGB 10379 (docs/emurust.md section 1).
@@ -395,13 +422,13 @@ def cartridge_vectors(steps: int) -> list[dict]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    ap.add_argument("--pyboy-dir", type=Path, help="installed pyboy package folder")
+    ap.add_argument(
+        "--pyboy-dir", type=Path, help="pyboy package folder (default: the installed pyboy's)"
+    )
     ap.add_argument("--cart-steps", type=int, default=120)
     args = ap.parse_args(argv)
     if args.pyboy_dir is None:
-        import pyboy
-
-        args.pyboy_dir = Path(pyboy.__file__).resolve().parent
+        args.pyboy_dir = pyboy_package_dir()
     args.out.mkdir(parents=True, exist_ok=True)
     timer_mod = load_source(args.pyboy_dir, "core/timer.py", "emurust_oracle_timer")
     serial_mod = load_source(args.pyboy_dir, "core/serial.py", "emurust_oracle_serial")

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import glob
 import hashlib
 import importlib.util
 import os
@@ -73,7 +72,7 @@ class Unsupported(Exception):
 
 
 def find_source() -> Path:
-    """The ``pyboy/core`` folder of an installed pyboy (this interpreter, then known venvs)."""
+    """The ``pyboy/core`` folder: PYBOY_CORE_DIR, else this interpreter's installed pyboy."""
     env = os.environ.get("PYBOY_CORE_DIR")
     if env:
         return Path(env)
@@ -82,8 +81,6 @@ def find_source() -> Path:
         core = Path(list(spec.submodule_search_locations)[0]) / "core"
         if (core / "opcodes.py").exists():
             return core
-    for cand in sorted(glob.glob("/tmp/pyboy-venv/lib/python3*/site-packages/pyboy/core")):
-        return Path(cand)
     raise SystemExit(
         "pyboy 2.8.1 sources not found: pip install pyboy==2.8.1, or pass --source / set "
         "PYBOY_CORE_DIR to its pyboy/core folder"
