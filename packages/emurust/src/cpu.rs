@@ -376,8 +376,8 @@ mod tests {
             });
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
             panic!(
-                "{path}: {e}. Generate the vectors first: \
-                 /tmp/pyboy-venv/bin/python tools/emurust_cpu_vectors.py (any Python with pyboy==2.8.1)"
+                "{path}: {e}. Generate the vectors first: `./dev tests` does, or by hand \
+                 `python tools/emurust_cpu_vectors.py` (a Python with pyboy==2.8.1)"
             )
         });
         let mut mb = flat_mb();

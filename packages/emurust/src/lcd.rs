@@ -1536,8 +1536,8 @@ mod tests {
         files.sort();
         assert!(
             !files.is_empty(),
-            "no LCD vectors in {}: run `/tmp/pyboy-venv/bin/python tools/emurust_lcd_vectors.py` \
-             (a Python with pyboy==2.8.1) from the repository root first",
+            "no LCD vectors in {}: `./dev tests` generates them, or run `python \
+             tools/emurust_lcd_vectors.py` (a Python with pyboy==2.8.1) from the repository root",
             dir.display()
         );
         let mut total = 0;

@@ -823,8 +823,8 @@ mod tests {
         let mut roms: Vec<PathBuf> = std::fs::read_dir(&dir)
             .unwrap_or_else(|e| {
                 panic!(
-                    "{}: {e}. Generate the vectors first: /tmp/pyboy-venv/bin/python \
-                     tools/emurust_cpu_vectors.py --system (any Python with pyboy==2.8.1)",
+                    "{}: {e}. Generate the vectors first: `./dev tests` does, or by hand \
+                     `python tools/emurust_cpu_vectors.py --system` (a Python with pyboy==2.8.1)",
                     dir.display()
                 )
             })
