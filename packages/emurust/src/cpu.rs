@@ -8,7 +8,7 @@
 //! `self.mb.getitem`/`cpu.mb.setitem`, so there is no shared-ownership plumbing. Illegal opcodes
 //! come back as `Err(EmuError::IllegalOpcode)` through `tick` (PyBoy hangs there).
 
-use crate::error::EmuError;
+use crate::error::{EmuError, IllegalOpcode};
 use crate::mb::Motherboard;
 use crate::opcodes::{self, OPCODE_LENGTHS};
 use crate::utils::{
@@ -227,24 +227,40 @@ fn rom_fast(mb: &Motherboard, bank: u16, offset: i32) -> u16 {
         .unwrap_or(0xFF) as u16
 }
 
+/// The three bytes at `rom_fast(bank, offset..offset + 3)`: one bounds check when all three
+/// lie inside the ROM (the common case), else byte by byte with `rom_fast`'s rules.
+#[inline(always)]
+fn rom_fast3(mb: &Motherboard, bank: u16, offset: i32) -> (u16, u16, u16) {
+    let idx = bank as i64 * 0x4000 + offset as i64;
+    let rom = &mb.cartridge.rombanks;
+    if idx >= 0 {
+        if let Some(s) = rom.get(idx as usize..idx as usize + 3) {
+            return (s[0] as u16, s[1] as u16, s[2] as u16);
+        }
+    }
+    (
+        rom_fast(mb, bank, offset),
+        rom_fast(mb, bank, offset + 1),
+        rom_fast(mb, bank, offset + 2),
+    )
+}
+
 /// `CPU.fetch_and_execute()`: fetch the opcode and its immediate (ROM fast path or `getitem`
 /// with `memory_access_offset` 0/4/8), execute it, then count the EI delay down.
 #[inline]
-pub fn fetch_and_execute(mb: &mut Motherboard) -> Result<(), EmuError> {
+pub fn fetch_and_execute(mb: &mut Motherboard) -> Result<(), IllegalOpcode> {
     let pc = mb.cpu.PC as i32;
     // Uninitialised locals in PyBoy when unused; 0 here (never read then).
     let (mut pc2, mut pc3): (u16, u16) = (0, 0);
     let pc1 = if !mb.bootrom_enabled && pc + 2 < 0x4000 {
-        let bank = mb.cartridge.rombank_selected_low;
-        pc2 = rom_fast(mb, bank, pc + 1);
-        pc3 = rom_fast(mb, bank, pc + 2);
-        rom_fast(mb, bank, pc)
+        let p1;
+        (p1, pc2, pc3) = rom_fast3(mb, mb.cartridge.rombank_selected_low, pc);
+        p1
     } else if !mb.bootrom_enabled && pc + 2 < 0x8000 {
         // 16kB switchable ROM bank
-        let bank = mb.cartridge.rombank_selected;
-        pc2 = rom_fast(mb, bank, pc + 1 - 0x4000);
-        pc3 = rom_fast(mb, bank, pc + 2 - 0x4000);
-        rom_fast(mb, bank, pc - 0x4000)
+        let p1;
+        (p1, pc2, pc3) = rom_fast3(mb, mb.cartridge.rombank_selected, pc - 0x4000);
+        p1
     } else {
         mb.cpu.memory_access_offset = 0;
         let p1 = mb.getitem(mb.cpu.PC) as u16;
@@ -274,7 +290,9 @@ pub fn fetch_and_execute(mb: &mut Motherboard) -> Result<(), EmuError> {
         }
     }
 
-    opcodes::execute_opcode(mb, opcode, v)?;
+    if !opcodes::execute_opcode(mb, opcode, v) {
+        return Err(IllegalOpcode { opcode: (opcode & 0xFF) as u8, pc: mb.cpu.PC });
+    }
     let cpu = &mut mb.cpu;
     if cpu.interrupt_enable_delay != 0 {
         cpu.interrupt_enable_delay -= 1;
@@ -434,7 +452,7 @@ mod tests {
             }
             let before = format!("case {n}: mode {mode} arg {arg} regs_in {regs_in:?}");
             let res = if mode == 0 {
-                fetch_and_execute(&mut mb)
+                fetch_and_execute(&mut mb).map_err(EmuError::from)
             } else {
                 tick(&mut mb, arg)
             };

@@ -36,3 +36,19 @@ impl fmt::Display for EmuError {
 }
 
 impl std::error::Error for EmuError {}
+
+/// What `opcodes::execute_opcode` / `cpu::fetch_and_execute` return for an illegal opcode: small
+/// and `Copy`, so the per-instruction `Result` travels in registers; `cpu::tick` turns it into
+/// `EmuError::IllegalOpcode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IllegalOpcode {
+    pub opcode: u8,
+    pub pc: u16,
+}
+
+impl From<IllegalOpcode> for EmuError {
+    #[cold]
+    fn from(e: IllegalOpcode) -> Self {
+        EmuError::IllegalOpcode { opcode: e.opcode, pc: e.pc }
+    }
+}

@@ -7,14 +7,13 @@
 //! One function per PyBoy opcode function (same names, PyBoy's order of memory accesses
 //! and cycle increments, which the catch-up timing depends on), computed in i32 and
 //! truncated where PyBoy's C types truncate. `execute_opcode` is PyBoy's dispatch; illegal
-//! opcodes and BRK (0xDB) return `EmuError::IllegalOpcode` (PyBoy would spin forever).
+//! opcodes and BRK (0xDB) return false (PyBoy would spin forever; the caller raises).
 
 // Generated layout, not rustfmt's: `cargo fmt` leaves this file alone.
 #![cfg_attr(rustfmt, rustfmt::skip)]
 #![allow(non_snake_case, unused_mut, unused_assignments, unused_parens, unused_variables)]
 #![allow(clippy::all)]
 
-use crate::error::EmuError;
 use crate::mb::Motherboard;
 
 const FLAGC: i32 = 4;
@@ -7341,8 +7340,10 @@ fn SET_1FF(mb: &mut Motherboard) {
 
 /// `opcodes.execute_opcode(cpu, opcode, v)`: `opcode` is 0x000-0x0FF or 0x100 + the byte
 /// after a 0xCB prefix; `v` the immediate (Cython `uint16_t`, widened to `int v`).
+/// Returns false for an illegal opcode (PC unchanged; `cpu::fetch_and_execute` builds the
+/// error): a bool, not a `Result`, because this runs once per instruction.
 #[inline]
-pub fn execute_opcode(mb: &mut Motherboard, opcode: u16, v: u16) -> Result<(), EmuError> {
+pub fn execute_opcode(mb: &mut Motherboard, opcode: u16, v: u16) -> bool {
     let v = v as i32;
     match opcode {
         0x000 => NOP_00(mb),
@@ -7847,17 +7848,12 @@ pub fn execute_opcode(mb: &mut Motherboard, opcode: u16, v: u16) -> Result<(), E
         0x1FE => SET_1FE(mb),
         0x1FF => SET_1FF(mb),
         // no_opcode, and BRK (0xDB): PyBoy adds no cycles and loops forever.
-        0x0D3 | 0x0DB | 0x0DD | 0x0E3 | 0x0E4 | 0x0EB | 0x0EC | 0x0ED | 0x0F4 | 0x0FC | 0x0FD => return Err(illegal(mb, opcode)),
+        0x0D3 | 0x0DB | 0x0DD | 0x0E3 | 0x0E4 | 0x0EB | 0x0EC | 0x0ED | 0x0F4 | 0x0FC | 0x0FD => return false,
         // Cannot come from fetch_and_execute (CB opcodes are 0x100-0x1FF); PyBoy's
         // dispatch would fall through and add no cycles either.
-        _ => return Err(illegal(mb, opcode)),
+        _ => return false,
     }
-    Ok(())
-}
-
-#[cold]
-fn illegal(mb: &Motherboard, opcode: u16) -> EmuError {
-    EmuError::IllegalOpcode { opcode: (opcode & 0xFF) as u8, pc: mb.cpu.PC }
+    true
 }
 
 /// `opcodes.OPCODE_LENGTHS`: instruction length in bytes (0 for illegal opcodes).
