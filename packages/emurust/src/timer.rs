@@ -132,12 +132,15 @@ impl Timer {
                 let start = self.div_counter as u64;
                 let end = start.wrapping_add(cycles);
                 // uint64 arithmetic as in Cython; the +period keeps the true values non-negative.
-                let a = end.wrapping_sub(1).wrapping_sub(mask).wrapping_add(period) / period;
+                // period is a power of two (timer_bit is `1 << n`): `/ period` as a shift, the
+                // same uint64 result without a hardware divide.
+                let shift = period.trailing_zeros();
+                let a = end.wrapping_sub(1).wrapping_sub(mask).wrapping_add(period) >> shift;
                 let b = start
                     .wrapping_sub(1)
                     .wrapping_sub(mask)
                     .wrapping_add(period)
-                    / period;
+                    >> shift;
                 let tima_increases = a.wrapping_sub(b);
                 if (self.tima as u64).wrapping_add(tima_increases) <= 0xFF {
                     self.tima = (self.tima as u64 + tima_increases) as u8;
