@@ -425,12 +425,14 @@ def generate(core: Path) -> str:
 
     out += [
         "/// `opcodes.execute_opcode(cpu, opcode, v)`: `opcode` is 0x000-0x0FF or 0x100 + the byte",
-        "/// after a 0xCB prefix; `v` the immediate (Cython `uint16_t`, widened to `int v`).",
+        "/// after a 0xCB prefix; `pc2`/`pc3` the two bytes after the opcode as fetched. Each arm",
+        "/// builds PyBoy's immediate `v` from them by the opcode's `OPCODE_LENGTHS` entry (2: `pc2`,",
+        "/// 3: `(pc3 << 8) + pc2`, Cython `uint16_t` widened to `int v`), so the dispatch needs no",
+        "/// length lookup.",
         "/// Returns false for an illegal opcode (PC unchanged; `cpu::fetch_and_execute` builds the",
         "/// error): a bool, not a `Result`, because this runs once per instruction.",
         "#[inline]",
-        "pub fn execute_opcode(mb: &mut Motherboard, opcode: u16, v: u16) -> bool {",
-        "    let v = v as i32;",
+        "pub fn execute_opcode(mb: &mut Motherboard, opcode: u16, pc2: u16, pc3: u16) -> bool {",
         "    match opcode {",
     ]
     illegal = []
@@ -438,7 +440,14 @@ def generate(core: Path) -> str:
         if fn in ILLEGAL:
             illegal.append(opcode)
             continue
-        args = "mb, v" if takes_v else "mb"
+        if not takes_v:
+            args = "mb"
+        elif opcode < 0x100 and lengths[opcode] == 2:
+            args = "mb, pc2 as i32"
+        elif opcode < 0x100 and lengths[opcode] == 3:
+            args = "mb, ((pc3 << 8) + pc2) as i32"
+        else:
+            args = "mb, 0"
         out.append(f"        0x{opcode:03X} => {fn}({args}),")
     pats = " | ".join(f"0x{o:03X}" for o in illegal)
     out += [

@@ -276,21 +276,14 @@ pub fn fetch_and_execute(mb: &mut Motherboard) -> Result<(), IllegalOpcode> {
         p1
     };
 
-    let mut v: u16 = 0;
     let mut opcode = pc1;
     if opcode == 0xCB {
         // Extension code: CB opcodes are 0x100-0x1FF and have no immediates.
         opcode = pc2 + 0x100;
-    } else {
-        let oplen = OPCODE_LENGTHS[opcode as usize];
-        if oplen == 2 {
-            v = pc2; // 8-bit immediate
-        } else if oplen == 3 {
-            v = (pc3 << 8) + pc2; // 16-bit immediate, little-endian in memory
-        }
     }
-
-    if !opcodes::execute_opcode(mb, opcode, v) {
+    // The immediate (8-bit `pc2`, or 16-bit little-endian `(pc3 << 8) + pc2` by OPCODE_LENGTHS)
+    // is built inside execute_opcode's arms, where the length is a constant.
+    if !opcodes::execute_opcode(mb, opcode, pc2, pc3) {
         return Err(IllegalOpcode { opcode: (opcode & 0xFF) as u8, pc: mb.cpu.PC });
     }
     let cpu = &mut mb.cpu;
