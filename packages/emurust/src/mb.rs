@@ -324,7 +324,21 @@ impl Motherboard {
         }
     }
 
+    /// `getitem` with the WRAM case (C000-DFFF: a plain read, no side effects) inlined at the
+    /// call site; everything else goes through the full memory map in `getitem_map`.
+    #[inline(always)]
     pub fn getitem(&mut self, i: u16) -> u8 {
+        #[cfg(test)]
+        if self.test_flat.is_some() {
+            return self.getitem_map(i);
+        }
+        if i & 0xE000 == 0xC000 {
+            return self.ram.internal_ram0[(i - 0xC000) as usize];
+        }
+        self.getitem_map(i)
+    }
+
+    pub fn getitem_map(&mut self, i: u16) -> u8 {
         #[cfg(test)]
         if let Some(f) = self.test_flat.as_mut() {
             let v = f.mem[i as usize];
@@ -487,7 +501,22 @@ impl Motherboard {
         }
     }
 
+    /// `setitem` with the WRAM case (C000-DFFF: a plain write, no side effects) inlined at the
+    /// call site; everything else goes through the full memory map in `setitem_map`.
+    #[inline(always)]
     pub fn setitem(&mut self, i: u16, value: u8) {
+        #[cfg(test)]
+        if self.test_flat.is_some() {
+            return self.setitem_map(i, value);
+        }
+        if i & 0xE000 == 0xC000 {
+            self.ram.internal_ram0[(i - 0xC000) as usize] = value;
+            return;
+        }
+        self.setitem_map(i, value)
+    }
+
+    pub fn setitem_map(&mut self, i: u16, value: u8) {
         #[cfg(test)]
         if let Some(f) = self.test_flat.as_mut() {
             f.mem[i as usize] = value;
