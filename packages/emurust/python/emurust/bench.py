@@ -202,9 +202,14 @@ def _pyboy_worker(rom: str, actions: bytes, frames: int, rounds: int, barrier, r
 
 def _mp_context():
     methods = mp.get_all_start_methods()
-    # fork: children inherit the imported PyBoy (64 spawned interpreters would take a minute to
-    # start); emurust keeps no threads between steps, so forking is safe
-    return mp.get_context("fork" if "fork" in methods else "spawn")
+    # forkserver: children are forked from a clean server process that imported PyBoy once (64
+    # spawned interpreters would take a minute to start), never from this one — the caller may
+    # hold threads (JAX's, in the test suite) and a fork() of a multithreaded process can deadlock
+    if "forkserver" in methods:
+        ctx = mp.get_context("forkserver")
+        ctx.set_forkserver_preload(["emurust.verify", "pyboy"])
+        return ctx
+    return mp.get_context("spawn")
 
 
 def bench_vec(rom: Path, sizes: list[int], seconds: float, rounds: int, pyboy_fps: float,
