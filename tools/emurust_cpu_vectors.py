@@ -42,6 +42,8 @@ import sys
 import types
 from pathlib import Path
 
+from emurust_pyboy import pyboy_package_dir  # tools/ is sys.path[0]
+
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = REPO / "packages" / "emurust" / "target" / "vectors" / "cpu.json"
 
@@ -60,27 +62,6 @@ class IllegalOpcode(Exception):
     pass
 
 
-PYBOY_VERSION = "2.8.1"
-
-
-def pyboy_package_dir() -> Path:
-    """The installed pyboy package folder: its wheel ships the ``.py`` sources loaded here."""
-    try:
-        import pyboy
-    except ImportError as e:
-        raise SystemExit(
-            f"pyboy is not installed in {sys.executable}: pip install pyboy=={PYBOY_VERSION} "
-            "(nox sessions get it from `envport install-reference emurust`)"
-        ) from e
-    from importlib.metadata import version
-
-    got = version("pyboy")
-    if got != PYBOY_VERSION:
-        raise SystemExit(
-            f"pyboy {got} is installed in {sys.executable}, the vectors need {PYBOY_VERSION}: "
-            f"pip install pyboy=={PYBOY_VERSION}"
-        )
-    return Path(pyboy.__file__).resolve().parent
 
 
 def find_core() -> Path:

@@ -23,32 +23,10 @@ import argparse
 import importlib.util
 import json
 import random
-import sys
 import zlib
 from pathlib import Path
 
-PYBOY_VERSION = "2.8.1"
-
-
-def pyboy_package_dir() -> Path:
-    """The installed pyboy package folder: its wheel ships the ``.py`` sources loaded here."""
-    try:
-        import pyboy
-    except ImportError as e:
-        raise SystemExit(
-            f"pyboy is not installed in {sys.executable}: pip install pyboy=={PYBOY_VERSION} "
-            "(nox sessions get it from `envport install-reference emurust`)"
-        ) from e
-    from importlib.metadata import version
-
-    got = version("pyboy")
-    if got != PYBOY_VERSION:
-        raise SystemExit(
-            f"pyboy {got} is installed in {sys.executable}, the vectors need {PYBOY_VERSION}: "
-            f"pip install pyboy=={PYBOY_VERSION}"
-        )
-    return Path(pyboy.__file__).resolve().parent
-
+from emurust_pyboy import pyboy_package_dir  # tools/ is sys.path[0]
 
 GREY = (0xFFFFFF, 0x999999, 0x555555, 0x000000)
 SNAPSHOT_FIELDS = [

@@ -38,31 +38,12 @@ import sys
 import tempfile
 from pathlib import Path
 
+from emurust_pyboy import pyboy_package_dir  # tools/ is sys.path[0]
+
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "packages" / "emurust" / "target" / "vectors"
 
 
-PYBOY_VERSION = "2.8.1"
-
-
-def pyboy_package_dir() -> Path:
-    """The installed pyboy package folder: its wheel ships the ``.py`` sources loaded here."""
-    try:
-        import pyboy
-    except ImportError as e:
-        raise SystemExit(
-            f"pyboy is not installed in {sys.executable}: pip install pyboy=={PYBOY_VERSION} "
-            "(nox sessions get it from `envport install-reference emurust`)"
-        ) from e
-    from importlib.metadata import version
-
-    got = version("pyboy")
-    if got != PYBOY_VERSION:
-        raise SystemExit(
-            f"pyboy {got} is installed in {sys.executable}, the vectors need {PYBOY_VERSION}: "
-            f"pip install pyboy=={PYBOY_VERSION}"
-        )
-    return Path(pyboy.__file__).resolve().parent
 
 
 # Cartridge save-state block offset in a DMG state (everything before it has a fixed size) and
