@@ -2,9 +2,11 @@
 that is equal to it frame for frame: registers, memory, screen and save-state bytes.
 
 ``from emurust import PyBoy`` is a drop-in for the subset of PyBoy's API in docs/emurust.md §3;
-``emurust.vec`` has the vectorised env (N emulators on Rust threads) and its adapters.
+``emurust.vec`` has the vectorised env (N emulators on Rust threads) and its Gymnasium adapter,
+``emurust.puffer`` its PufferLib adapter (neither needs gymnasium or pufferlib to import).
 """
 
+from emurust.puffer import EmurustPufferEnv, make_puffer_env
 from emurust.pyboy import PyBoy, PyBoyMemoryView, PyBoyRegisterFile, Screen
 from emurust.utils import (
     PyBoyException,
@@ -20,5 +22,5 @@ PYBOY_VERSION = "2.8.1"  # the version emurust translates and is verified agains
 __all__ = [
     "PyBoy", "PyBoyMemoryView", "PyBoyRegisterFile", "Screen", "PyBoyException",
     "PyBoyInvalidInputException", "PyBoyInvalidOperationException", "PyBoyOutOfBoundsException",
-    "WindowEvent", "__version__", "PYBOY_VERSION",
+    "WindowEvent", "EmurustPufferEnv", "make_puffer_env", "__version__", "PYBOY_VERSION",
 ]
