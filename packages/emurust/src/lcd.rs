@@ -284,7 +284,9 @@ macro_rules! view {
 pub struct Lcd {
     pub disable_renderer: bool,
     pub vram0: Box<[u8; VIDEO_RAM]>,
-    pub oam: Box<[u8; OBJECT_ATTRIBUTE_MEMORY]>,
+    /// Private so that every write goes through `oam_mut`/`write_oam`, which invalidate
+    /// `sprite_penalty_cache` (reads: `oam()`).
+    oam: Box<[u8; OBJECT_ATTRIBUTE_MEMORY]>,
     pub lcdc: LcdcRegister,
     pub stat: StatRegister,
     pub bgp: PaletteRegister,
@@ -319,6 +321,12 @@ pub struct Lcd {
     pub downgraded_to_dmg: bool,
     pub renderer: Renderer,
     // CGB only, dropped: VRAM1, vbk, bcps, bcpd, ocps, ocpd.
+    /// Not PyBoy state: `mode3_sprite_penalty` per line, memoised. PyBoy scans all 40 OAM
+    /// entries at every line's mode 3; the result only depends on OAM, the line, the sprite
+    /// height and SCX, and OAM rarely changes within a frame. An entry is valid while its key
+    /// equals `penalty_key(ly)`; `oam_epoch` advances on every OAM write.
+    sprite_penalty_cache: Box<[(u64, i32); 256]>,
+    oam_epoch: u32,
 }
 
 impl Default for Lcd {
@@ -334,6 +342,8 @@ impl Lcd {
             disable_renderer: false,
             vram0: Box::new([0; VIDEO_RAM]),
             oam: Box::new([0; OBJECT_ATTRIBUTE_MEMORY]),
+            sprite_penalty_cache: Box::new([(0, 0); 256]),
+            oam_epoch: 1,
             lcdc: LcdcRegister::new(0),
             stat: StatRegister::default(),
             bgp: PaletteRegister::new(0xFC, color_palette),
@@ -452,7 +462,64 @@ impl Lcd {
         self.first_frame && self.stat_transition == STAT_TRANSITION_START_MODE2
     }
 
-    pub fn mode3_sprite_penalty(&self, ly: i32) -> i32 {
+    /// The OAM bytes (FE00-FE9F).
+    #[inline]
+    pub fn oam(&self) -> &[u8; OBJECT_ATTRIBUTE_MEMORY] {
+        &self.oam
+    }
+
+    /// Mutable OAM; invalidates the memoised sprite penalties.
+    #[inline]
+    pub fn oam_mut(&mut self) -> &mut [u8; OBJECT_ATTRIBUTE_MEMORY] {
+        self.invalidate_sprite_penalties();
+        &mut self.oam
+    }
+
+    /// One OAM byte; the memo stays valid when the byte does not change (a game's OAM DMA
+    /// copies the same sprite table every frame).
+    #[inline]
+    pub fn write_oam(&mut self, i: usize, value: u8) {
+        if self.oam[i] != value {
+            self.oam_mut()[i] = value;
+        }
+    }
+
+    fn invalidate_sprite_penalties(&mut self) {
+        self.oam_epoch = self.oam_epoch.wrapping_add(1);
+        if self.oam_epoch == 0 {
+            // wrapped: entries written 2^32 epochs ago could look valid again
+            self.sprite_penalty_cache.fill((0, 0));
+            self.oam_epoch = 1;
+        }
+    }
+
+    /// The memo key of a line: OAM epoch, SCX, sprite height and the line (a non-zero key; the
+    /// line is part of it because `ly` outside 0-255 cannot index the table).
+    #[inline]
+    fn penalty_key(&self, ly: i32) -> u64 {
+        ((self.oam_epoch as u64) << 32)
+            | ((self.scx as u64) << 24)
+            | ((self.lcdc.sprite_height as u64) << 16)
+            | (ly as u16 as u64)
+    }
+
+    /// `mode3_sprite_penalty`, memoised (see `sprite_penalty_cache`).
+    pub fn mode3_sprite_penalty(&mut self, ly: i32) -> i32 {
+        if !self.lcdc.sprite_enable {
+            return 0;
+        }
+        let key = self.penalty_key(ly);
+        let slot = (ly & 0xFF) as usize;
+        let (k, v) = self.sprite_penalty_cache[slot];
+        if k == key {
+            return v;
+        }
+        let v = self.mode3_sprite_penalty_uncached(ly);
+        self.sprite_penalty_cache[slot] = (key, v);
+        v
+    }
+
+    pub fn mode3_sprite_penalty_uncached(&self, ly: i32) -> i32 {
         if !self.lcdc.sprite_enable {
             return 0;
         }
@@ -507,12 +574,17 @@ impl Lcd {
         penalty
     }
 
-    pub fn mode3_timing_adjustment(&self, ly: i32) -> i32 {
-        let mut penalty = self.mode3_sprite_penalty(ly);
+    pub fn mode3_timing_adjustment(&mut self, ly: i32) -> i32 {
+        self.mode3_sprite_penalty(ly) + self.mode3_scroll_penalty()
+    }
+
+    /// The SCX fine-scroll part of `mode3_timing_adjustment`.
+    fn mode3_scroll_penalty(&self) -> i32 {
         if !self.first_frame && !self.is_cgb_hardware() {
-            penalty += ((self.scx as i32 & 7) + 3) / 4 * 4;
+            ((self.scx as i32 & 7) + 3) / 4 * 4
+        } else {
+            0
         }
-        penalty
     }
 
     /// Only called by mb for CGB HDMA; translated for completeness (int64 like lcd.pxd).
@@ -525,7 +597,7 @@ impl Lcd {
             _ => {
                 let mode2 = 80;
                 let sprite_line = if mode == 1 { 0 } else { self.ly as i32 };
-                let adj = self.mode3_timing_adjustment(sprite_line) as i64;
+                let adj = (self.mode3_sprite_penalty_uncached(sprite_line) + self.mode3_scroll_penalty()) as i64;
                 let normal_mode3 = 172 + adj;
                 if mode == 2 {
                     remainder.wrapping_add(normal_mode3)
@@ -754,7 +826,7 @@ impl Lcd {
     /// clock fields overwrite what it touched. Fields may be partially loaded on error, as in PyBoy.
     pub fn load_state(&mut self, f: &mut StateReader) -> Result<(), EmuError> {
         f.read_into(&mut self.vram0[..])?;
-        f.read_into(&mut self.oam[..])?;
+        f.read_into(&mut self.oam_mut()[..])?;
         let lcdc = f.read()?;
         self.set_lcdc(lcdc);
         let v = f.read()?;
@@ -1457,7 +1529,7 @@ mod tests {
             }
             "oam_block" => {
                 for (i, v) in args.iter().enumerate() {
-                    l.oam[i] = *v as u8;
+                    l.write_oam(i, *v as u8);
                 }
                 one(0)
             }
@@ -1466,7 +1538,7 @@ mod tests {
                 one(0)
             }
             "oam" => {
-                l.oam[args[0] as usize] = a(1);
+                l.write_oam(args[0] as usize, a(1));
                 one(0)
             }
             "frame_start" => {
@@ -1718,7 +1790,7 @@ mod tests {
     }
 
     fn sprite(lcd: &mut Lcd, n: usize, y: u8, x: u8, tile: u8, attr: u8) {
-        lcd.oam[4 * n..4 * n + 4].copy_from_slice(&[y, x, tile, attr]);
+        lcd.oam_mut()[4 * n..4 * n + 4].copy_from_slice(&[y, x, tile, attr]);
     }
 
     #[test]

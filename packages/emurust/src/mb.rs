@@ -62,6 +62,16 @@ pub struct Motherboard {
     pub wram_select: u8,
     pub double_speed: bool,
     pub cgb: bool,
+    /// Deferred catch-ups of the frame loop (not PyBoy state; see `tick`). While non-zero, the
+    /// timer is in a state where PyBoy's per-event `timer.tick(t)` is pure arithmetic for every
+    /// `t < timer_quiet_until` (no reload pending, TIMA cannot overflow before then), so the loop
+    /// only records `t` in `timer_pending` and `timer_sync` applies the latest one before anything
+    /// reads the timer. `u64::MAX`: timer disabled (TAC bit 2 clear).
+    timer_quiet_until: u64,
+    timer_pending: u64,
+    /// Likewise for the serial port while no transfer is running (its tick only advances a clock).
+    serial_quiet: bool,
+    serial_pending: u64,
     /// Test-only flat 64 KiB memory that replaces the memory map (opcode vectors).
     #[cfg(test)]
     pub test_flat: Option<Box<FlatMem>>,
@@ -108,6 +118,10 @@ impl Motherboard {
             wram_select: 0,
             double_speed: false,
             cgb: false,
+            timer_quiet_until: 0,
+            timer_pending: 0,
+            serial_quiet: false,
+            serial_pending: 0,
             #[cfg(test)]
             test_flat: None,
         })
@@ -172,6 +186,10 @@ impl Motherboard {
     /// truncated data and trailing bytes. Unlike PyBoy (which leaves a half-loaded machine), a
     /// failed load restores the state saved just before it.
     pub fn load_state(&mut self, data: &[u8]) -> Result<(), EmuError> {
+        // the deferred catch-ups belong to the state being replaced (already applied: a frame
+        // ends with them applied); the loaded timer/serial are taken as they are
+        self.timer_sync();
+        self.serial_sync();
         match data.first() {
             None => return Err(EmuError::State("save state is empty".into())),
             Some(&v) if v != STATE_VERSION => {
@@ -245,12 +263,27 @@ impl Motherboard {
     // ------------------------------------------------------------------ coordinator
 
     /// `Motherboard.tick()`: one frame, i.e. until the LCD sets `frame_done`.
+    ///
+    /// PyBoy catches sound, serial, timer and LCD up after every CPU slice (one per component
+    /// event, ~600 per frame). The sound's catch-up only records the time, and the serial's and
+    /// the timer's are path-independent arithmetic while nothing is pending, so this loop defers
+    /// those three (`timer_quiet_until`, `serial_quiet`) and applies the last deferred catch-up
+    /// before anything reads them (register accesses, the frame's end, an error): the same
+    /// states at every point where they are observed, and the same event times in the loop.
     pub fn tick(&mut self) -> Result<(), EmuError> {
+        let result = self.tick_events();
+        self.timer_sync();
+        self.serial_sync();
+        self.sound.tick(self.cpu.cycles);
+        result
+    }
+
+    fn tick_events(&mut self) -> Result<(), EmuError> {
         while !self.lcd.frame_done {
             // (CGB HDMA branch dropped.) Fast-forward to the next component event; all of these
             // are int64 in PyBoy (the LCD's may be negative when it ran past its target).
             let mode0_cycles = MAX_CYCLES as i64;
-            let m = (self.timer.cycles_to_interrupt as i64)
+            let m = (self.timer_cycles_to_interrupt() as i64)
                 .min(self.lcd.cycles_to_interrupt)
                 .min(self.lcd.cycles_to_frame)
                 .min(self.sound.cycles_to_interrupt as i64)
@@ -265,12 +298,24 @@ impl Motherboard {
             }
 
             let cycles = self.cpu.cycles;
-            self.sound.tick(cycles);
-            if self.serial.tick(cycles) {
-                self.cpu.set_interruptflag(INTR_SERIAL);
+            // self.sound.tick(cycles): deferred to the end of the frame (it only stores `cycles`).
+            if self.serial_quiet {
+                self.serial_pending = cycles;
+            } else {
+                if self.serial.tick(cycles) {
+                    self.cpu.set_interruptflag(INTR_SERIAL);
+                }
+                self.serial_pending = cycles;
+                self.serial_quiet = self.serial.transfer_enabled == 0;
             }
-            if self.timer.tick(cycles) {
-                self.cpu.set_interruptflag(INTR_TIMER);
+            if cycles < self.timer_quiet_until {
+                self.timer_pending = cycles;
+            } else {
+                self.timer_sync();
+                if self.timer.tick(cycles) {
+                    self.cpu.set_interruptflag(INTR_TIMER);
+                }
+                self.timer_arm(cycles);
             }
             let lcd_interrupt = self.lcd.tick(cycles);
             if lcd_interrupt != 0 {
@@ -278,6 +323,53 @@ impl Motherboard {
             }
         }
         Ok(())
+    }
+
+    /// The timer's `cycles_to_interrupt` as PyBoy's would read after its catch-up at
+    /// `timer_pending` (relative to that time, as PyBoy's is to its last catch-up).
+    #[inline(always)]
+    fn timer_cycles_to_interrupt(&self) -> u64 {
+        match self.timer_quiet_until {
+            0 => self.timer.cycles_to_interrupt,
+            u64::MAX => MAX_CYCLES,
+            until => until - self.timer_pending,
+        }
+    }
+
+    /// After a real catch-up at `cycles`: defer the next ones while that is exact.
+    #[inline]
+    fn timer_arm(&mut self, cycles: u64) {
+        self.timer_pending = cycles;
+        self.timer_quiet_until = if self.timer.tima_reload_state != 0 {
+            0
+        } else if self.timer.tac & 0b100 == 0 {
+            u64::MAX
+        } else {
+            // the absolute time of the overflow (cycles_to_interrupt is relative to `cycles`)
+            cycles.saturating_add(self.timer.cycles_to_interrupt).max(1)
+        };
+    }
+
+    /// Apply the deferred timer catch-up (PyBoy's state after its last per-event tick) and stop
+    /// deferring until the frame loop re-arms: the caller is about to read or write the timer.
+    #[inline]
+    pub fn timer_sync(&mut self) {
+        if self.timer_quiet_until != 0 {
+            self.timer_quiet_until = 0;
+            // strictly before the overflow: no interrupt, pure arithmetic
+            let fired = self.timer.tick(self.timer_pending);
+            debug_assert!(!fired);
+        }
+    }
+
+    /// Apply the deferred serial catch-up and stop deferring (see `timer_sync`).
+    #[inline]
+    pub fn serial_sync(&mut self) {
+        if self.serial_quiet {
+            self.serial_quiet = false;
+            let fired = self.serial.tick(self.serial_pending);
+            debug_assert!(!fired);
+        }
     }
 
     // ------------------------------------------------------------------ memory manager
@@ -303,7 +395,7 @@ impl Motherboard {
             let value = self.getitem(((source as u16) << 8) | self.oam_dma_index as u16);
             self.oam_dma_reading = false;
             // oam_dma_index < 0xA0 here (target <= 0xA0).
-            self.lcd.oam[self.oam_dma_index as usize] = value;
+            self.lcd.write_oam(self.oam_dma_index as usize, value);
             self.oam_dma_index += 1;
         }
         if self.oam_dma_index == 0xA0 {
@@ -422,7 +514,7 @@ impl Motherboard {
                 if self.oam_dma_active && dma_started && !self.oam_dma_reading {
                     return 0xFF;
                 }
-                self.lcd.oam[(i - 0xFE00) as usize]
+                self.lcd.oam()[(i - 0xFE00) as usize]
             }
             0xFEA0..=0xFEFF => self.ram.non_io_internal_ram0[(i - 0xFEA0) as usize],
             _ => self.getitem_io_ports(i),
@@ -443,6 +535,7 @@ impl Motherboard {
         match i {
             0xFF00..=0xFF4B => match i {
                 0xFF01..=0xFF02 => {
+                    self.serial_sync();
                     if self.serial.tick(self.cpu.cycles) {
                         self.cpu.set_interruptflag(INTR_SERIAL);
                     }
@@ -454,6 +547,7 @@ impl Motherboard {
                 }
                 0xFF03 => 0xFF, // Undocumented register
                 0xFF04..=0xFF07 => {
+                    self.timer_sync();
                     if self.timer.tick(self.cpu.cycles) {
                         self.cpu.set_interruptflag(INTR_TIMER);
                     }
@@ -583,7 +677,7 @@ impl Motherboard {
                     self.sync_oam_dma(self.cpu.memory_access_offset);
                 }
                 if !self.oam_dma_active {
-                    self.lcd.oam[(i - 0xFE00) as usize] = value;
+                    self.lcd.write_oam((i - 0xFE00) as usize, value);
                 }
             }
             0xFEA0..=0xFEFF => self.ram.non_io_internal_ram0[(i - 0xFEA0) as usize] = value,
@@ -612,6 +706,7 @@ impl Motherboard {
                         self.ram.io_ports[0] = self.interaction.pull(value);
                     }
                     0xFF01..=0xFF02 => {
+                        self.serial_sync();
                         if self.serial.tick(self.cpu.cycles) {
                             self.cpu.set_interruptflag(INTR_SERIAL);
                         }
@@ -625,6 +720,7 @@ impl Motherboard {
                         }
                     }
                     0xFF04..=0xFF07 => {
+                        self.timer_sync();
                         if self.timer.tick(self.cpu.cycles) {
                             self.cpu.set_interruptflag(INTR_TIMER);
                         }
@@ -726,6 +822,7 @@ impl Motherboard {
 
     /// FF10-FF3F write (`setitem_io_ports`' sound branch, DMG: `sound.cgb` is false).
     fn sound_register_write(&mut self, i: u16, value: u8) {
+        self.timer_sync(); // reads DIV below
         self.sound.tick(self.cpu.cycles);
         let div_bit = 0b1_0000u32
             .checked_shl(self.sound.speed_shift as u32)
@@ -1053,7 +1150,7 @@ mod tests {
         mb.cpu.cycles = 1012 + 4 * 10;
         assert_eq!(mb.getitem(0xFE00), 0xFF, "OAM reads 0xFF during the DMA");
         assert_eq!(mb.oam_dma_index, 10);
-        assert_eq!(mb.lcd.oam[9], 9 ^ 0x5A);
+        assert_eq!(mb.lcd.oam()[9], 9 ^ 0x5A);
         mb.cpu.cycles = 1012 + 4 * 0xA0;
         mb.sync_oam_dma(0);
         assert!(!mb.oam_dma_active);
