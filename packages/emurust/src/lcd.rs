@@ -285,7 +285,7 @@ pub struct Lcd {
     pub disable_renderer: bool,
     pub vram0: Box<[u8; VIDEO_RAM]>,
     /// Private so that every write goes through `oam_mut`/`write_oam`, which invalidate
-    /// `sprite_penalty_cache` (reads: `oam()`).
+    /// `line_sprites` (reads: `oam()`).
     oam: Box<[u8; OBJECT_ATTRIBUTE_MEMORY]>,
     pub lcdc: LcdcRegister,
     pub stat: StatRegister,
@@ -321,12 +321,13 @@ pub struct Lcd {
     pub downgraded_to_dmg: bool,
     pub renderer: Renderer,
     // CGB only, dropped: VRAM1, vbk, bcps, bcpd, ocps, ocpd.
-    /// Not PyBoy state: `mode3_sprite_penalty` per line, memoised. PyBoy scans all 40 OAM
-    /// entries at every line's mode 3; the result only depends on OAM, the line, the sprite
-    /// height and SCX, and OAM rarely changes within a frame. An entry is valid while its key
-    /// equals `penalty_key(ly)`; `oam_epoch` advances on every OAM write.
-    sprite_penalty_cache: Box<[(u64, i32); 256]>,
-    oam_epoch: u32,
+    /// Not PyBoy state: the sprites of each line (OAM offsets of the first ten whose rows
+    /// cover it, in OAM order), what PyBoy finds by scanning all 40 OAM entries twice per line
+    /// (mode-3 timing and the sprite renderer). Rebuilt from OAM when `line_sprites_height` is
+    /// not the current sprite height (0: stale, set by every OAM change).
+    line_sprites: Box<[[u8; 10]; 256]>,
+    line_sprite_count: Box<[u8; 256]>,
+    line_sprites_height: u8,
 }
 
 impl Default for Lcd {
@@ -342,8 +343,9 @@ impl Lcd {
             disable_renderer: false,
             vram0: Box::new([0; VIDEO_RAM]),
             oam: Box::new([0; OBJECT_ATTRIBUTE_MEMORY]),
-            sprite_penalty_cache: Box::new([(0, 0); 256]),
-            oam_epoch: 1,
+            line_sprites: Box::new([[0; 10]; 256]),
+            line_sprite_count: Box::new([0; 256]),
+            line_sprites_height: 0,
             lcdc: LcdcRegister::new(0),
             stat: StatRegister::default(),
             bgp: PaletteRegister::new(0xFC, color_palette),
@@ -468,14 +470,14 @@ impl Lcd {
         &self.oam
     }
 
-    /// Mutable OAM; invalidates the memoised sprite penalties.
+    /// Mutable OAM; invalidates the line sprite table.
     #[inline]
     pub fn oam_mut(&mut self) -> &mut [u8; OBJECT_ATTRIBUTE_MEMORY] {
-        self.invalidate_sprite_penalties();
+        self.line_sprites_height = 0;
         &mut self.oam
     }
 
-    /// One OAM byte; the memo stays valid when the byte does not change (a game's OAM DMA
+    /// One OAM byte; the table stays valid when the byte does not change (a game's OAM DMA
     /// copies the same sprite table every frame).
     #[inline]
     pub fn write_oam(&mut self, i: usize, value: u8) {
@@ -484,41 +486,80 @@ impl Lcd {
         }
     }
 
-    fn invalidate_sprite_penalties(&mut self) {
-        self.oam_epoch = self.oam_epoch.wrapping_add(1);
-        if self.oam_epoch == 0 {
-            // wrapped: entries written 2^32 epochs ago could look valid again
-            self.sprite_penalty_cache.fill((0, 0));
-            self.oam_epoch = 1;
-        }
-    }
-
-    /// The memo key of a line: OAM epoch, SCX, sprite height and the line (a non-zero key; the
-    /// line is part of it because `ly` outside 0-255 cannot index the table).
+    /// The OAM offsets of line `ly`'s sprites: the first ten (in OAM order) with
+    /// `y <= ly < y + height`, `y` = OAM Y - 16 — PyBoy's selection rule in both its scans.
     #[inline]
-    fn penalty_key(&self, ly: i32) -> u64 {
-        ((self.oam_epoch as u64) << 32)
-            | ((self.scx as u64) << 24)
-            | ((self.lcdc.sprite_height as u64) << 16)
-            | (ly as u16 as u64)
+    pub fn sprites_on_line(&mut self, ly: u8) -> ([u8; 10], usize) {
+        let height = if self.lcdc.sprite_height { 16 } else { 8 };
+        if self.line_sprites_height != height {
+            self.rebuild_line_sprites(height);
+        }
+        let n = self.line_sprite_count[ly as usize] as usize;
+        (self.line_sprites[ly as usize], n)
     }
 
-    /// `mode3_sprite_penalty`, memoised (see `sprite_penalty_cache`).
+    fn rebuild_line_sprites(&mut self, height: u8) {
+        self.line_sprite_count.fill(0);
+        for offset in (0..OBJECT_ATTRIBUTE_MEMORY).step_by(4) {
+            let y = self.oam[offset] as i32 - 16;
+            for line in y.max(0)..(y + height as i32).min(256) {
+                let count = &mut self.line_sprite_count[line as usize];
+                if (*count as usize) < 10 {
+                    self.line_sprites[line as usize][*count as usize] = offset as u8;
+                    *count += 1;
+                }
+            }
+        }
+        self.line_sprites_height = height;
+    }
+
+    /// `mode3_sprite_penalty` over the line sprite table (equal to the 40-entry scan of
+    /// `mode3_sprite_penalty_uncached`, checked by a test).
     pub fn mode3_sprite_penalty(&mut self, ly: i32) -> i32 {
         if !self.lcdc.sprite_enable {
             return 0;
         }
-        let key = self.penalty_key(ly);
-        let slot = (ly & 0xFF) as usize;
-        let (k, v) = self.sprite_penalty_cache[slot];
-        if k == key {
-            return v;
+        // `ly` is LY (0-255) at every call.
+        let (sprites, count) = self.sprites_on_line(ly as u8);
+        let mut penalty: i32 = 0;
+        let mut group_count = 0;
+        // X positions already seen (bits 0-127 and 128-167)
+        let (mut seen_lo, mut seen_hi) = (0u128, 0u64);
+        for &offset in &sprites[..count] {
+            let x = self.oam[offset as usize + 1] as i32;
+            if x < 168 {
+                penalty += 6;
+                let duplicate;
+                if x < 128 {
+                    let m = 1u128 << x;
+                    duplicate = seen_lo & m != 0;
+                    seen_lo |= m;
+                } else {
+                    let m = 1u64 << (x - 128);
+                    duplicate = seen_hi & m != 0;
+                    seen_hi |= m;
+                }
+                if !duplicate {
+                    group_count += 1;
+                    let alignment = 5 - ((x + self.scx as i32 - 8) & 7);
+                    if alignment > 0 {
+                        penalty += alignment;
+                    }
+                }
+            }
         }
-        let v = self.mode3_sprite_penalty_uncached(ly);
-        self.sprite_penalty_cache[slot] = (key, v);
-        v
+        if count != 0 && group_count == 0 {
+            // A line with only off-screen objects skips one machine cycle of mode-3 startup.
+            return -4;
+        }
+        if count == 0 {
+            return 0;
+        }
+        (penalty - 7).max(0)
     }
 
+    /// PyBoy's scan of all 40 OAM entries (kept for `cycles_to_mode0` and as the reference of
+    /// `mode3_sprite_penalty` in the tests).
     pub fn mode3_sprite_penalty_uncached(&self, ly: i32) -> i32 {
         if !self.lcdc.sprite_enable {
             return 0;
@@ -740,9 +781,16 @@ impl Lcd {
                                 self.lcdc.value & 0x10,
                             ];
                             // `if self.cgb: cgb_scanline` dropped.
-                            let v = view!(self);
-                            self.renderer.scanline(ly as i32, &v);
-                            self.renderer.scanline_sprites(ly as i32, false, &v);
+                            if !self.disable_renderer {
+                                let (sprites, n) = if self.lcdc.sprite_enable {
+                                    self.sprites_on_line(ly as u8)
+                                } else {
+                                    ([0; 10], 0)
+                                };
+                                let v = view!(self);
+                                self.renderer.scanline(ly as i32, &v);
+                                self.renderer.draw_sprites(ly as i32, false, &v, &sprites[..n]);
+                            }
                         }
                     }
                     1 => {
@@ -988,23 +1036,9 @@ impl Renderer {
         }
     }
 
-    /// Map lookup; `y`/`x` are `uint8_t` parameters in lcd.pxd, so callers truncate (this wraps
-    /// the 256-pixel map).
-    fn get_tile(&self, y: u8, x: u8, offset: u16, lcd: &LcdView) -> (usize, usize, usize) {
-        let (y, x) = (y as usize, x as usize);
-        let tile_addr = offset as usize + (y / 8 * 32) % 0x400 + (x / 8) % 32;
-        let mut tile = lcd.vram0[tile_addr] as usize;
-        if !lcd.lcdc.tiledata_select {
-            // Signed tile indices: 0x80..0xFF -> 128..255, 0x00..0x7F -> 256..383.
-            tile = (tile ^ 0x80) + 128;
-        }
-        let yy = 8 * tile + y % 8;
-        (tile, yy, tile_addr)
-    }
-
     /// Writes `span` pixels of one tile row (`row`, colour indices) starting at `row[xx]` to line
     /// `y` from column `x`: what PyBoy's per-pixel `_pixel` calls do between two tile fetches.
-    #[inline]
+    #[inline(always)]
     fn tile_span(
         &mut self,
         y: usize,
@@ -1014,8 +1048,23 @@ impl Renderer {
         span: usize,
         bgp: &PaletteRegister,
     ) {
-        let src = &self.tilecache[row * 8 + xx..row * 8 + xx + span];
         let start = y * COLS + x;
+        if span == 8 {
+            // a whole tile row (xx is 0): fixed-size arrays, one bounds check each
+            let src: &[u8; 8] = self.tilecache[row * 8..row * 8 + 8].try_into().unwrap();
+            let dst: &mut [u8; 32] =
+                (&mut self.screenbuffer[start * 4..start * 4 + 32]).try_into().unwrap();
+            let attrs: &mut [u8; 8] =
+                (&mut self.screenbuffer_attributes[start..start + 8]).try_into().unwrap();
+            let lookup = &bgp.lookup;
+            for k in 0..8 {
+                let c = src[k];
+                dst[4 * k..4 * k + 4].copy_from_slice(&lookup[(c & 3) as usize].to_le_bytes());
+                attrs[k] = (c == 0) as u8;
+            }
+            return;
+        }
+        let src = &self.tilecache[row * 8 + xx..row * 8 + xx + span];
         let dst = &mut self.screenbuffer[start * 4..(start + span) * 4];
         let attrs = &mut self.screenbuffer_attributes[start..start + span];
         for ((px, at), &c) in dst.chunks_exact_mut(4).zip(attrs.iter_mut()).zip(src) {
@@ -1036,30 +1085,16 @@ impl Renderer {
         cols: i32,
         lcd: &LcdView,
     ) -> i32 {
-        let end = x0 + cols;
-        let mut x = x0;
-        while x < end {
-            // x >= max(0, wx) here, so x - wx >= 0 and C's % equals Python's.
-            let xx = (x - wx) % 8;
-            // Always true on the first pixel, then at each tile boundary.
-            let (wt, yy, _) = self.get_tile(
-                self.ly_window as u8,
-                (x - wx) as u8,
-                lcd.lcdc.windowmap_offset,
-                lcd,
-            );
-            self.update_tilecache(wt, lcd);
-            let span = (8 - xx).min(end - x);
-            self.tile_span(
-                y as usize,
-                x as usize,
-                yy,
-                xx as usize,
-                span as usize,
-                lcd.bgp,
-            );
-            x += span;
-        }
+        // x >= max(0, wx) here, so x - wx >= 0 and C's % equals Python's.
+        self.map_span(
+            y as usize,
+            x0 as usize,
+            (x0 + cols) as usize,
+            (x0 - wx) as u8,
+            self.ly_window as u8,
+            lcd.lcdc.windowmap_offset,
+            lcd,
+        );
         cols
     }
 
@@ -1072,32 +1107,51 @@ impl Renderer {
         cols: i32,
         lcd: &LcdView,
     ) -> i32 {
-        let end = x0 + cols;
-        let mut x = x0;
-        while x < end {
-            // bx mask used for the half tile at the left side when scrolling
-            let b_xx = (x + (bx & 0b111)) % 8;
-            // PyBoy fetches where `b_xx == 0 or x == 0`; callers always start at x0 = 0, so that
-            // is the first pixel and each tile boundary.
-            let (bt, b_yy, _) = self.get_tile(
-                (y + by) as u8,
-                (x + bx) as u8,
-                lcd.lcdc.backgroundmap_offset,
-                lcd,
-            );
-            self.update_tilecache(bt, lcd);
-            let span = (8 - b_xx).min(end - x);
-            self.tile_span(
-                y as usize,
-                x as usize,
-                b_yy,
-                b_xx as usize,
-                span as usize,
-                lcd.bgp,
-            );
-            x += span;
-        }
+        self.map_span(
+            y as usize,
+            x0 as usize,
+            (x0 + cols) as usize,
+            (x0 + bx) as u8,
+            (y + by) as u8,
+            lcd.lcdc.backgroundmap_offset,
+            lcd,
+        );
         cols
+    }
+
+    /// Screen pixels `x0..x_end` of line `y` from a tile map (background or window) whose pixel
+    /// under `x0` is (`map_x`, `map_y`), wrapping at 256 like PyBoy's `uint8_t` map coordinates.
+    /// PyBoy loops pixel by pixel and fetches a tile (`get_tile` + `update_tilecache`) on the
+    /// first pixel and wherever the map x crosses a tile boundary; this does the same fetches
+    /// and writes the pixels between them as one span.
+    #[allow(clippy::too_many_arguments)]
+    fn map_span(
+        &mut self,
+        y: usize,
+        x0: usize,
+        x_end: usize,
+        map_x: u8,
+        map_y: u8,
+        map_offset: u16,
+        lcd: &LcdView,
+    ) {
+        let map_row = map_offset as usize + (map_y as usize / 8 * 32) % 0x400;
+        let fine_y = map_y as usize % 8;
+        let signed_tiles = !lcd.lcdc.tiledata_select;
+        let (mut x, mut mx) = (x0, map_x);
+        while x < x_end {
+            let xx = (mx % 8) as usize;
+            let mut tile = lcd.vram0[map_row + (mx as usize / 8) % 32] as usize;
+            if signed_tiles {
+                // Signed tile indices: 0x80..0xFF -> 128..255, 0x00..0x7F -> 256..383.
+                tile = (tile ^ 0x80) + 128;
+            }
+            self.update_tilecache(tile, lcd);
+            let span = (8 - xx).min(x_end - x);
+            self.tile_span(y, x, 8 * tile + fine_y, xx, span, lcd.bgp);
+            x += span;
+            mx = mx.wrapping_add(span as u8);
+        }
     }
 
     /// Background disabled (DMG): colour 0 of BGP.
@@ -1132,18 +1186,33 @@ impl Renderer {
             return;
         }
         let spriteheight: i32 = if lcd.lcdc.sprite_height { 16 } else { 8 };
+        let mut sprites = [0u8; 10];
         let mut sprite_count = 0usize;
         for n in (0..OBJECT_ATTRIBUTE_MEMORY).step_by(4) {
             let y = lcd.oam[n] as i32 - 16;
-            let x = lcd.oam[n + 1] as i32 - 8;
             if y <= ly && ly < y + spriteheight {
-                // x is used for sorting for priority (a negative x shifts as two's complement)
-                self.sprites_to_render[sprite_count] = x.wrapping_shl(16) | n as i32;
+                sprites[sprite_count] = n as u8;
                 sprite_count += 1;
             }
             if sprite_count == 10 {
                 break;
             }
+        }
+        self.draw_sprites(ly, ignore_priority, lcd, &sprites[..sprite_count]);
+    }
+
+    /// `scanline_sprites` with the line's sprites already selected (`Lcd::sprites_on_line`:
+    /// OAM offsets in OAM order, at most ten).
+    pub fn draw_sprites(&mut self, ly: i32, ignore_priority: bool, lcd: &LcdView, sprites: &[u8]) {
+        if !lcd.lcdc.sprite_enable || lcd.disable_renderer || !(0..ROWS as i32).contains(&ly) {
+            return;
+        }
+        let spriteheight: i32 = if lcd.lcdc.sprite_height { 16 } else { 8 };
+        let sprite_count = sprites.len();
+        for (k, &n) in sprites.iter().enumerate() {
+            let x = lcd.oam[n as usize + 1] as i32 - 8;
+            // x is used for sorting for priority (a negative x shifts as two's complement)
+            self.sprites_to_render[k] = x.wrapping_shl(16) | n as i32;
         }
         self.sort_sprites(sprite_count);
 
@@ -1855,6 +1924,66 @@ mod tests {
         assert_eq!(r.get(0, 90), lcd.obp0.getcolor(3));
         assert_eq!(r.get(0, 100), lcd.bgp.getcolor(0), "11th sprite dropped");
         assert_eq!(r.screenbuffer_attributes[100], COL0_FLAG);
+    }
+
+    /// The line sprite table (`sprites_on_line`, `mode3_sprite_penalty`) against PyBoy's
+    /// 40-entry scans (`mode3_sprite_penalty_uncached`, `scanline_sprites`' selection) on random
+    /// OAM contents biased to crowd lines, both sprite heights, every SCX fine scroll, after OAM
+    /// edits (byte writes, `oam_mut`) that must invalidate the table.
+    #[test]
+    fn line_sprite_table_equals_the_oam_scan() {
+        let mut lcd = Lcd::default();
+        let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut rnd = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for round in 0..300 {
+            if round % 3 == 0 {
+                for i in 0..OBJECT_ATTRIBUTE_MEMORY {
+                    let r = rnd();
+                    // Y near a few lines (crowded lines, > 10 sprites), X near edges and duplicates
+                    let v = match i % 4 {
+                        0 => [16, 20, 24, 100, 150, 160, 0, 255][(r % 8) as usize] + (r >> 8) as u8 % 4,
+                        1 => [0, 8, 9, 64, 127, 128, 160, 167, 168, 200][(r % 10) as usize],
+                        _ => r as u8,
+                    };
+                    lcd.write_oam(i, v);
+                }
+            } else if round % 3 == 1 {
+                let i = (rnd() % OBJECT_ATTRIBUTE_MEMORY as u64) as usize;
+                lcd.write_oam(i, rnd() as u8);
+            } else {
+                let i = (rnd() % 40) as usize * 4;
+                lcd.oam_mut()[i] = rnd() as u8;
+            }
+            let lcdc = 0x80 | 0b10 | if rnd() % 2 == 0 { 0b100 } else { 0 };
+            lcd.set_lcdc(lcdc);
+            lcd.scx = rnd() as u8;
+            lcd.first_frame = false;
+            let height = if lcd.lcdc.sprite_height { 16 } else { 8 };
+            for ly in 0..=255u8 {
+                let expected: Vec<u8> = (0..OBJECT_ATTRIBUTE_MEMORY)
+                    .step_by(4)
+                    .filter(|&n| {
+                        let y = lcd.oam()[n] as i32 - 16;
+                        y <= ly as i32 && (ly as i32) < y + height
+                    })
+                    .take(10)
+                    .map(|n| n as u8)
+                    .collect();
+                let (sprites, n) = lcd.sprites_on_line(ly);
+                assert_eq!(&sprites[..n], &expected[..], "round {round} line {ly}");
+                assert_eq!(
+                    lcd.mode3_sprite_penalty(ly as i32),
+                    lcd.mode3_sprite_penalty_uncached(ly as i32),
+                    "round {round} line {ly} scx {}",
+                    lcd.scx
+                );
+            }
+        }
     }
 
     #[test]
