@@ -652,6 +652,10 @@ impl Lcd {
 
     /// Catches the LCD up to the absolute cycle count `cycles`; at most one mode transition per call.
     /// Returns the IF bits to raise (INTR_VBLANK, INTR_LCDC).
+    ///
+    /// Inlined up to the common case (no transition due: only the clock and the two countdowns
+    /// change); a transition goes to `tick_transition`.
+    #[inline(always)]
     pub fn tick(&mut self, cycles_abs: u64) -> u8 {
         let cycles = cycles_abs.wrapping_sub(self.last_cycles);
         if cycles == 0 {
@@ -659,15 +663,35 @@ impl Lcd {
         }
         self.last_cycles = cycles_abs;
 
-        let mut interrupt_flag = 0u8;
         // Shifts by the u8 speed_shift: wrapping_* masks like x86 (only a corrupt state has >63).
         self.clock = self
             .clock
             .wrapping_add(cycles.wrapping_shr(self.speed_shift as u32));
-        let mut vblank_stat_pretriggered = false;
         // CGB hardware only, dropped: the VBlank STAT pretrigger check.
 
         if self.clock >= self.clock_target {
+            return self.tick_transition();
+        }
+        self.update_countdowns();
+        0
+    }
+
+    #[inline(always)]
+    fn update_countdowns(&mut self) {
+        // uint64 differences stored into int64_t, as lcd.c does.
+        let cycles_to_interrupt = self.clock_target.wrapping_sub(self.clock) as i64;
+        // CGB only, dropped: minus 4 when the VBlank STAT pretrigger is pending.
+        self.cycles_to_interrupt = cycles_to_interrupt.wrapping_shl(self.speed_shift as u32);
+        self.cycles_to_frame =
+            (FRAME_CYCLES.wrapping_sub(self.clock) as i64).wrapping_shl(self.speed_shift as u32);
+    }
+
+    /// The rest of `tick` when `clock >= clock_target`: one mode transition.
+    #[inline(never)]
+    fn tick_transition(&mut self) -> u8 {
+        let mut interrupt_flag = 0u8;
+        let mut vblank_stat_pretriggered = false;
+        {
             let lcd_enable = self.lcdc.lcd_enable;
             if lcd_enable && self.reset {
                 self.reset = false;
@@ -828,12 +852,7 @@ impl Lcd {
             }
         }
 
-        // uint64 differences stored into int64_t, as lcd.c does.
-        let cycles_to_interrupt = self.clock_target.wrapping_sub(self.clock) as i64;
-        // CGB only, dropped: minus 4 when the VBlank STAT pretrigger is pending.
-        self.cycles_to_interrupt = cycles_to_interrupt.wrapping_shl(self.speed_shift as u32);
-        self.cycles_to_frame =
-            (FRAME_CYCLES.wrapping_sub(self.clock) as i64).wrapping_shl(self.speed_shift as u32);
+        self.update_countdowns();
         interrupt_flag
     }
 
