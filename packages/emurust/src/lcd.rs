@@ -1965,7 +1965,7 @@ mod tests {
                     let r = rnd();
                     // Y near a few lines (crowded lines, > 10 sprites), X near edges and duplicates
                     let v = match i % 4 {
-                        0 => [16, 20, 24, 100, 150, 160, 0, 255][(r % 8) as usize] + (r >> 8) as u8 % 4,
+                        0 => [16u8, 20, 24, 100, 150, 160, 0, 255][(r % 8) as usize].wrapping_add((r >> 8) as u8 % 4),
                         1 => [0, 8, 9, 64, 127, 128, 160, 167, 168, 200][(r % 10) as usize],
                         _ => r as u8,
                     };
