@@ -235,6 +235,94 @@ def test_workspace_confines_paths(tmp_path):
     assert tools.execute(ws, "list_files", {}, lambda: tmp_path).content == "a/b.py"
 
 
+def test_workspace_refuses_symlinks_out(tmp_path):
+    work, outside = tmp_path / "work", tmp_path / "outside"
+    work.mkdir()
+    (outside / "sub").mkdir(parents=True)
+    (outside / "secret.txt").write_text("s3cret")
+    (work / "ok.py").write_text("x = 1\n")
+    (work / "leak.txt").symlink_to(outside / "secret.txt")
+    (work / "dir").symlink_to(outside)
+    (work / "alias.py").symlink_to(work / "ok.py")  # a link that stays inside is fine
+    ws = tools.Workspace(work, "toygen", sandbox.Limits())
+    run = lambda name, args: tools.execute(ws, name, args, lambda: tmp_path)  # noqa: E731
+    for name, args in [("read_file", {"path": "leak.txt"}), ("read_file", {"path": "dir/secret.txt"}),
+                       ("write_file", {"path": "leak.txt", "content": "overwritten"}),
+                       ("write_file", {"path": "dir/new.txt", "content": "x"}),
+                       ("list_files", {"path": "dir"}), ("read_file", {"path": "/etc/hostname"})]:
+        res = run(name, args)
+        assert res.is_error and "outside the work directory" in res.content, (name, args)
+    assert (outside / "secret.txt").read_text() == "s3cret" and not (outside / "new.txt").exists()
+    assert run("list_files", {}).content == "alias.py\nok.py"
+    assert run("read_file", {"path": "alias.py"}).content == "x = 1\n"
+    # nor does the final diff follow a link out
+    assert "s3cret" not in records.final_diff(tmp_path / "empty", work)
+
+
+OUTSIDE_WRITES = """\
+import os, shutil, sys
+target = sys.argv[1]
+what = sys.argv[2]
+if what == "open":
+    open(target, "w").write("escaped")
+elif what == "remove":
+    os.remove(target)
+elif what == "rename":
+    os.rename("inside.txt", target)
+elif what == "rmtree":
+    shutil.rmtree(target)
+elif what == "symlink":
+    os.symlink(os.path.dirname(target), "out")
+    open(os.path.join("out", os.path.basename(target)), "w").write("escaped")
+"""
+
+
+@pytest.mark.parametrize("what", ["open", "remove", "rename", "rmtree", "symlink"])
+def test_sandbox_jail_refuses_writes_outside(tmp_path, what):
+    work, outside = tmp_path / "work", tmp_path / "outside"
+    work.mkdir()
+    outside.mkdir()
+    (work / "inside.txt").write_text("mine")
+    (work / "w.py").write_text(OUTSIDE_WRITES)
+    keep = outside / "keep"
+    keep.mkdir()
+    (keep / "k.txt").write_text("keep")
+    target = {"open": outside / "x.txt", "remove": keep / "k.txt", "rename": outside / "moved.txt",
+              "rmtree": keep, "symlink": outside / "x.txt"}[what]
+    res = sandbox.run_python(["w.py", str(target), what], work, sandbox.Limits(timeout_s=60))
+    assert res.returncode != 0
+    assert "PermissionError" in res.output
+    assert "envport sandbox: generated code may not" in res.output
+    assert "outside its writable folders" in res.output and str(work) in res.output
+    assert sorted(p.name for p in outside.iterdir()) == ["keep"]
+    assert (keep / "k.txt").read_text() == "keep" and (work / "inside.txt").read_text() == "mine"
+
+
+def test_sandbox_jail_lets_the_work_dir_and_tmp_be_written(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    code = ("import os, shutil, tempfile\n"
+            "os.makedirs('a/b'); open('a/b/c.txt', 'w').write('x'); shutil.rmtree('a')\n"
+            "with tempfile.TemporaryDirectory() as d: open(os.path.join(d, 't'), 'w').write('x')\n"
+            "open(os.devnull, 'w').write('x')\n"
+            "print(open('/etc/hostname').read() != '', os.environ['TMPDIR'])\n"
+            "import numpy\n")
+    res = sandbox.run_python(["-c", code], work, sandbox.Limits(timeout_s=60))
+    assert res.returncode == 0, res.output
+    assert res.output.startswith("True $TMPDIR")  # the private temp dir, named the same each run
+    # ../outside.txt from a generated test, through the real tool: the test fails with the message
+    (work / "tests").mkdir()
+    (work / "tests/test_escape.py").write_text(
+        "def test_escape():\n    open('../outside.txt', 'w').write('x')\n")
+    run = tools.Workspace(work, "toygen", sandbox.Limits(timeout_s=60)).run_tests(["tests"])
+    assert not run.passed and "envport sandbox: generated code may not write to" in run.output
+    assert not (tmp_path / "outside.txt").exists()
+    # the jail can be turned off (a reference that must write to its own cache)
+    free = sandbox.run_python(["-c", "open('../outside.txt', 'w').write('x')"], work,
+                              sandbox.Limits(timeout_s=60, jail=False))
+    assert free.returncode == 0 and (tmp_path / "outside.txt").exists()
+
+
 def test_sandbox_timeout_memory_and_secrets(tmp_path, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     slow = sandbox.run_python(["-c", "import time; time.sleep(30)"], tmp_path, sandbox.Limits(timeout_s=1))

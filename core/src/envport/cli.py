@@ -150,6 +150,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="seconds a test or verification subprocess may run (default: 900)")
     g.add_argument("--memory-gb", type=_positive_float, default=8.0,
                    help="address-space limit of those subprocesses in GiB (default: 8)")
+    g.add_argument("--no-jail", action="store_true",
+                   help="let generated code write outside the work dir (default: it may not)")
     g.add_argument("--optimise", action="store_true",
                    help="after everything passed: the optimise phase (bench, change, re-verify)")
     g.add_argument("--bench-batch-sizes", type=parse_batch_sizes, default=(1, 128, 2048),
@@ -282,7 +284,8 @@ def _cmd_generate(args: argparse.Namespace) -> int:
             config = agent.RunConfig(
                 env=port.name, model=args.model or model.DEFAULT_MODEL, modules=modules,
                 budget=budget, levels=tuple(args.levels), scale=args.scale,
-                limits=sandbox.Limits(args.timeout, int(args.memory_gb * 2**30)),
+                limits=sandbox.Limits(args.timeout, int(args.memory_gb * 2**30),
+                                      jail=not args.no_jail),
                 optimise=args.optimise, bench_batch_sizes=tuple(args.bench_batch_sizes))
             summary = agent.generate(port, live, config, out)
     print(f"{port.name}: {summary['status'].upper()} after {summary['iterations']} iteration(s), "

@@ -144,8 +144,11 @@ SKIP_PARTS = {"__pycache__", ".pytest_cache", ".hypothesis"}
 
 def _text_files(root: Path) -> dict[str, list[str]]:
     out = {}
+    real = root.resolve()
     for p in sorted(root.rglob("*")):
-        if p.is_file() and not SKIP_PARTS & set(p.parts):
+        # a link that generated code left pointing outside the work dir is not followed
+        if p.is_file() and not SKIP_PARTS & set(p.parts) and (
+                not p.is_symlink() or real in p.resolve().parents):
             try:
                 out[str(p.relative_to(root))] = p.read_text().splitlines(keepends=True)
             except UnicodeDecodeError:

@@ -1,8 +1,10 @@
 """The tools the model may call, and their execution against the run's work directory.
 
-File tools are confined to the work dir (a path that resolves outside it is an error returned
-to the model, not an exception). Tests and verification run the work dir's code only through
-:mod:`envport.generate.sandbox`.
+File tools are confined to the work dir: a path is resolved (``..``, absolute paths and symlinks
+included) and one that lands outside is an error returned to the model, not an exception;
+``list_files`` leaves out links that point outside. Tests and verification run the work dir's
+code only through :mod:`envport.generate.sandbox`, whose jail lets that code write only in the
+work dir, the call's output folder and a private temporary folder.
 """
 
 from __future__ import annotations
@@ -100,11 +102,12 @@ class Workspace:
     on_verification: Callable[[Verification], None] | None = None
     bench_batch_sizes: tuple[int, ...] = (1, 128, 2048)
     bench_min_seconds: float = 1.0
+    writable: tuple[Path, ...] = ()        # more folders the sandboxed code may write to
 
     def path(self, rel: str) -> Path:
         root = self.root.resolve()
-        p = (root / (rel or ".")).resolve()
-        if p != root and root not in p.parents:
+        p = (root / (rel or ".")).resolve()  # resolves symlinks too
+        if not _inside(p, root):
             raise ToolError(f"path {rel!r} is outside the work directory")
         return p
 
@@ -119,8 +122,10 @@ class Workspace:
         base = self.path(path)
         if not base.is_dir():
             raise ToolError(f"{path!r} is not a folder")
-        files = sorted(str(p.relative_to(self.root.resolve())) for p in base.rglob("*")
-                       if p.is_file() and "__pycache__" not in p.parts and ".pytest_cache" not in p.parts)
+        root = self.root.resolve()
+        files = sorted(str(p.relative_to(root)) for p in base.rglob("*")
+                       if p.is_file() and "__pycache__" not in p.parts
+                       and ".pytest_cache" not in p.parts and _inside(p.resolve(), root))
         return "\n".join(files) or "(empty)"
 
     def read_file(self, path: str) -> str:
@@ -146,7 +151,7 @@ class Workspace:
                 raise ToolError(f"no test file or folder {rel!r}")
         res = sandbox.run_python(
             ["-m", "pytest", "-q", "-m", "not slow", "-p", "no:cacheprovider", *paths],
-            self.root, self.limits, self.extra_env)
+            self.root, self.limits, self.extra_env, self.writable)
         return TestRun(list(paths), res.returncode, self.scrub(res.output))
 
     def run_verification(self, out_dir: Path) -> Verification:
@@ -159,7 +164,7 @@ class Workspace:
         res = sandbox.run_python(
             ["-m", "envport.generate.verify_worker", self.env, "--out", str(out_dir),
              "--levels", ",".join(self.levels), "--scale", repr(self.scale)],
-            self.root, self.limits, self.extra_env)
+            self.root, self.limits, self.extra_env, (out_dir, *self.writable))
         path = out_dir / self.env / "verify.json"
         report = json.loads(path.read_text()) if res.returncode in (0, 1) and path.exists() else {}
         failure = from_verify_report(report) if report else Failure(
@@ -179,12 +184,16 @@ class Workspace:
             ["-m", "envport", "bench", self.env, "--out", str(out_dir), "--no-progress",
              "--batch-sizes", ",".join(map(str, self.bench_batch_sizes)),
              "--min-seconds", repr(self.bench_min_seconds)],
-            self.root, self.limits, self.extra_env)
+            self.root, self.limits, self.extra_env, (out_dir, *self.writable))
         path = out_dir / self.env / "bench.json"
         if res.returncode != 0 or not path.exists():
             (out_dir / "bench.log").write_text(self.scrub(res.output))
             return None
         return json.loads(path.read_text())
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
 
 
 def levels_ran(report: dict, levels) -> bool:
