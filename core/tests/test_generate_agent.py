@@ -168,12 +168,25 @@ def test_repair_then_replay_identical(port, tmp_path):
     first = agent.generate(port, script, config(), out=out, run_id="first")
     assert first["status"] == "passed" and first["iterations"] == 2
     assert [it["verdict"] for it in first["iteration_log"]] == ["failed", "passed"]
+    # the translation stopped at L1 (its first iteration there); the repair passed L1 and the
+    # compose check (the toy verifies no level: those are its phases)
+    assert first["phases"] == ["L1", "compose"]
+    assert [(it["kind"], it["phase"], it["phase_iteration"], it["checks"])
+            for it in first["iteration_log"]] == [
+        ("translate", "L1", 1, {"L1": "failed"}),
+        ("repair", "compose", 1, {"L1": "passed", "compose": "passed"})]
+    assert first["iterations_per_phase"] == {"core": {"L1": 1, "compose": 1}}
     assert first["usd"] == pytest.approx(4 * USD_PER_CALL)
     run = out / "toygen/generate/first"
     assert sorted(p.name for p in (run / "prompts").iterdir()) == [
         "001-translate-core-it1.md", "002-repair-core-it2.md"]
+    repair_prompt = (run / "prompts/002-repair-core-it2.md").read_text()
+    assert "L1 tests failed (phase L1" in repair_prompt
+    assert "iteration 2 of at most 2 for phase L1" in repair_prompt
+    assert json.loads((run / "iterations/core-2/verify/compose.json").read_text())["passed"]
     assert (run / "final.diff").read_text() == ""  # the fixed module equals the original
-    assert "iterations: 2" in (run / "generate.md").read_text()
+    md = (run / "generate.md").read_text()
+    assert "iterations: 2" in md and "| core | 1 | 1 | 2 |" in md
 
     again = agent.replay(port, "first", out)
     assert again["replay_of"] == "first"
@@ -182,6 +195,44 @@ def test_repair_then_replay_identical(port, tmp_path):
            {k: v for k, v in first.items() if k not in volatile}
     listed = records.list_runs(out, "toygen")
     assert [r["run_id"] for r in listed] == ["first", again["run_id"]]
+
+
+WITH_SUB = GOOD + "\n\ndef sub(a, b):\n    return a - b\n"
+
+
+def test_phases_each_have_their_own_budget(port, tmp_path):
+    """L1, then compose: a second module of the plan (already there) imports a name the
+    translated one lacks, which its own tests never notice. T = 2 per phase: three iterations
+    (one at L1, two at compose) and the module passes."""
+    pkg = port.plan.package_dir
+    (pkg / "src/toy_gen/extra.py").write_text("from toy_gen.core import add, sub  # noqa\n")
+    plan = TranslationPlan(pkg, "jax", [*port.plan.modules, ModulePlan(
+        "extra", "src/toy_gen/extra.py", dict, "`sub`", depends_on=["core"])])
+    two = EnvPort(name="toygen", reference="add.c", candidate="toy_gen",
+                  install_reference=lambda: None, check_reference=lambda: None, plan=plan)
+    prompts_seen = []
+
+    def step(code, n):
+        def reply(request):
+            prompts_seen.append(request.messages[0]["content"])
+            return writes(code, n)
+        return reply
+
+    script = model.ScriptedModel([writes(BAD, 1), done(2), step(GOOD, 3), done(4),
+                                  step(WITH_SUB, 5), done(6)])
+    s = agent.generate(two, script, config(modules=("core",)), tmp_path / "reports")
+    assert s["status"] == "passed" and s["iterations"] == 3, s["needs_human"]
+    assert [(it["kind"], it["phase"], it["phase_iteration"], it["verdict"])
+            for it in s["iteration_log"]] == [
+        ("translate", "L1", 1, "failed"), ("repair", "compose", 1, "failed"),
+        ("repair", "compose", 2, "passed")]
+    assert s["iteration_log"][1]["checks"] == {"L1": "passed", "compose": "failed"}
+    assert s["iterations_per_phase"] == {"core": {"L1": 1, "compose": 2}}
+    assert "L1 tests failed (phase L1" in prompts_seen[0]
+    assert "compose failed (phase compose" in prompts_seen[1]
+    assert "import toy_gen.extra failed" in prompts_seen[1]
+    assert "cannot import name 'sub'" in prompts_seen[1]
+    assert "iteration 2 of at most 2 for phase compose" in prompts_seen[1]
 
 
 def test_replay_that_diverges_is_an_error(port, tmp_path):
@@ -198,6 +249,10 @@ def test_budget_exhausted_needs_a_human(port, tmp_path):
     script = model.ScriptedModel([writes(BAD, 1), done(2), writes(BAD, 3), done(4)])
     s = agent.generate(port, script, config(), out)
     assert s["status"] == "needs_human" and "'core' still fails after 2 iterations" in s["needs_human"]
+    assert "of phase L1 (L1 tests:" in s["needs_human"]
+    assert s["needs_human_at"] == {"module": "core", "phase": "L1", "iterations": 2}
+    assert "Needs a human:** module 'core' still fails after 2 iterations of phase L1" in \
+        (Path(s["run_dir"]) / "generate.md").read_text()
     # dollars: the second call would exceed $0.005
     script = model.ScriptedModel([writes(BAD, 1), done(2)])
     s = agent.generate(port, script, config(budget=Budget(iterations=3, usd=0.005)), out)
@@ -352,8 +407,9 @@ def test_optimise_keeps_verified_changes_and_reverts_the_rest(port, tmp_path):
     script = model.ScriptedModel([writes(GOOD, 1), done(2), *optimise])
     s = agent.generate(port, script, config(optimise=True), out, run_id="opt")
     assert s["status"] == "passed"
-    assert [(it["phase"], it["verdict"]) for it in s["iteration_log"]] == [
-        ("translate", "passed"), ("optimise", "kept"), ("optimise", "reverted")]
+    assert [(it["kind"], it["phase"], it["verdict"]) for it in s["iteration_log"]] == [
+        ("translate", "compose", "passed"), ("optimise", "optimise", "kept"),
+        ("optimise", "optimise", "reverted")]
     # the toy is not a registered env, so there is no bench: the prompt says so
     assert "no benchmark yet" in script.requests[2].messages[0]["content"]
     assert "Optimise toygen" in script.requests[2].messages[0]["content"]

@@ -59,7 +59,22 @@ def test_repair_prompt_shows_the_shortest_case(tmp_path):
     assert failure.level == "L3"
     text = prompts.repair_prompt(port, port.plan.module("core"), failure, iteration=2).text
     assert "seed: 4" in text and "[[1], [2], [0]]" in text and "| x | 0 | [] | 2.0 | 3.0 | 1.0 |" in text
-    assert "L3 failed" in text and "iteration 2" in text
+    assert "L3 failed (phase L3, template repair/v2, iteration 2)" in text
+    assert "Every phase before L3 must keep passing" in text
+    compose = failures.Failure("compose", "does not import", "```\nImportError\n```")
+    text = prompts.repair_prompt(port, port.plan.module("core"), compose, iteration=3).text
+    assert "compose failed (phase compose" in text and "ImportError" in text
+
+
+def test_failures_belong_to_phases():
+    assert failures.phases_for(("L1", "L2", "L3")) == ("L1", "compose", "L2", "L3")
+    assert failures.phases_for(("L2", "L3")) == ("L1", "compose", "L2", "L3")
+    assert failures.phases_for(()) == ("L1", "compose")
+    assert [failures.phase_of(lv) for lv in ("L1 tests", "L1", "compose", "L2", "L3")] == [
+        "L1", "L1", "compose", "L2", "L3"]
+    # a verifier that stopped without a report: the first level it ran
+    assert failures.phase_of("verification", ("L2", "L3")) == "L2"
+    assert failures.phase_of("verification", ("L1", "L2")) == "L1"
     assert failures.from_verify_report({"levels": {"L2": {"mismatches": 0}}}) is None
 
 

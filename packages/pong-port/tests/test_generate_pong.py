@@ -98,7 +98,13 @@ def test_verifier_finds_the_planted_bug_and_the_fix_is_equivalent(runs):
     first = runs["first"]
     log = first["iteration_log"]
     assert first["status"] == "passed" and first["iterations"] == 2, first
-    assert [it["phase"] for it in log] == ["translate", "repair"]
+    # iteration 1 (the translation) passes L1 and compose and is L2's first; iteration 2 (the
+    # repair) passes every phase through L3
+    assert [(it["kind"], it["phase"], it["phase_iteration"]) for it in log] == [
+        ("translate", "L2", 1), ("repair", "L3", 1)]
+    assert log[0]["checks"] == {"L1": "passed", "compose": "passed", "L2": "failed"}
+    assert log[1]["checks"] == {"L1": "passed", "compose": "passed", "L2": "passed", "L3": "passed"}
+    assert first["iterations_per_phase"] == {"engine": {"L1": 0, "compose": 0, "L2": 1, "L3": 1}}
     # iteration 1: the L1 tests pass, the verifier (not the tests) finds the bug
     assert log[0]["tests"]["passed"] and not log[0]["verification"]["passed"]
     assert log[0]["verification"]["levels"]["L2"]["mismatches"] > 0
@@ -116,7 +122,8 @@ def test_repair_prompt_contains_the_shortest_failing_case(runs):
     [prompt] = runs["repair_prompts"]
     run = Path(runs["first"]["run_dir"])
     assert prompt == (run / "prompts/002-repair-engine-it2.md").read_text()
-    assert "Repair `engine` of pong: L2 failed" in prompt
+    assert "Repair `engine` of pong: L2 failed (phase L2" in prompt
+    assert "iteration 2 of at most 2 for phase L2" in prompt
     assert "state loaded into both backends" in prompt and "- action:" in prompt
     # the field diff names what the bug changes (both paddles move at paddle_speed)
     assert "| paddle_yl |" in prompt or "| paddle_yr |" in prompt
@@ -139,7 +146,8 @@ def test_costs_are_the_scripts(runs):
 def test_exhausted_budget_needs_a_human(runs):
     stuck = runs["stuck"]
     assert stuck["status"] == "needs_human" and stuck["iterations"] == 1
-    assert "'engine' still fails after 1 iterations" in stuck["needs_human"]
+    assert "'engine' still fails after 1 iterations of phase L2" in stuck["needs_human"]
+    assert stuck["needs_human_at"] == {"module": "engine", "phase": "L2", "iterations": 1}
     diff = (Path(stuck["run_dir"]) / "final.diff").read_text()
     assert "+        self.paddle_speed = c.f32(\"paddle_speed\") + np.float32(1)" in diff
 
@@ -173,8 +181,8 @@ def test_optimise_phase_benches_and_reverifies(reference_built, tmp_path):
         dataclasses.replace(m, tests=()) if m.name == "engine" else m for m in PORT.plan.modules])
     s = agent.generate(dataclasses.replace(PORT, plan=plan), script, config, tmp_path)
     assert s["status"] == "passed", s
-    assert [(it["phase"], it["verdict"]) for it in s["iteration_log"]] == [
-        ("translate", "passed"), ("optimise", "kept")]
+    assert [(it["kind"], it["phase"], it["verdict"]) for it in s["iteration_log"]] == [
+        ("translate", "L3", "passed"), ("optimise", "optimise", "kept")]
     prompt = script.requests[2].messages[0]["content"]
     assert "Optimise pong" in prompt and "| frameskip=1 | 1 |" in prompt
     assert len(s["benches"]) == 2 and s["iteration_log"][1]["bench"]["targets"]["frameskip=8"]

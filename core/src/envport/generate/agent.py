@@ -1,20 +1,32 @@
 """The closed loop (the paper's Algorithm 1, per module of the translation plan):
 
-    for each module, in dependency order:
-        prompt = translate(module)
-        for k in 1..T:
-            the model works with the tools until it stops calling them
-            L1: the module's tests and the L1 tests the model wrote
-            once every module of the plan exists (composed): L1 generic, L2, L3 verification
-            all passed -> next module; else prompt = repair(smallest failing case)
-        T exhausted -> the module needs a human; the run stops
+    for each module m, in dependency order:
+        generate: prompt = translate(m); the model works with the tools until it stops
+        for each phase p of L1, compose, L2, L3 in order:
+            L1       m's declared tests and the L1 tests the model wrote; the generic L1 checks
+                     of the env (when the run verifies L1) once it composes
+            compose  every module of the plan imports (and the env builds) with all present
+            L2, L3   the verifier against the reference (one sandboxed run for all levels)
+            passed -> next phase; failed -> prompt = repair(p, the shortest failing case)
+                      and the model works again; every check runs again from L1, since a fix
+                      must not break an earlier phase
+            p failed T times (budget.iterations) -> m needs a human at phase p; the run stops
+        (compose, L2 and L3 need every module of the plan: a module before the plan's last
+        passes on L1, and the module that completes the package is checked through L3)
 
     optionally (``optimise``), once everything passed, for k in 1..T:
         bench the work dir; prompt = optimise(bench table, checklist)
-        the model works; every declared test and the verification must still pass:
-        kept (and benched again) if they do, reverted to the last verified files if not
+        the model works; every declared test, the compose check and the verification must
+        still pass: kept (and benched again) if they do, reverted to the last verified files
+        if not
 
-Budgets on tokens and dollars are checked before every model call.
+An *iteration* is one model conversation and the checks after it. It belongs to the phase
+where its checks stopped (the first that failed, or the last one when all passed) and counts
+against that phase's T: a translation that passes L1 and compose and fails L2 is L2's first
+iteration. Budgets on tokens and dollars are checked before every model call.
+
+A run can be replayed (``replay``: the recorded responses, no model) and an interrupted run
+resumed (``resume``: its recorded responses, then a live model).
 """
 
 from __future__ import annotations
@@ -28,7 +40,7 @@ from pathlib import Path
 from envport.errors import EnvportError
 from envport.generate import prompts, records, sandbox, tools
 from envport.generate.costs import Budget, BudgetExhausted, CostLog, Usage
-from envport.generate.failures import Failure
+from envport.generate.failures import Failure, phase_of, phases_for
 from envport.generate.model import DEFAULT_MODEL, MAX_TOKENS, Model, RecordedModel, Request
 from envport.plan import ModulePlan
 from envport.registry import EnvPort
@@ -72,9 +84,13 @@ class RunConfig:
 @dataclass
 class Iteration:
     module: str
-    phase: str          # "translate", "repair" or "optimise"
-    iteration: int      # 1..T within the module
+    kind: str           # the prompt it started from: "translate", "repair" or "optimise"
+    iteration: int      # 1.. within the module: names its prompt and iterations/<module>-<n>/
     prompt: str         # the recorded prompt file
+    phase: str = ""     # where its checks stopped (L1, compose, L2, L3): the first that failed,
+                        # or the last one when all passed; "optimise" in the optimise phase
+    phase_iteration: int = 0  # its number within that phase of the module (at most T)
+    checks: dict = field(default_factory=dict)  # phase -> "passed" / "failed", in check order
     tests: dict | None = None
     verification: dict | None = None
     failure: dict | None = None
@@ -88,6 +104,7 @@ class Generation:
         self.port, self.model, self.config = port, model, config
         self.plan = prompts.require_plan(port)
         self.modules = self.plan.select(config.modules)
+        self.phases = phases_for(config.levels)
         self.run_id = run_id or records.new_run_id()
         self.root = records.generate_dir(out, port.name) / self.run_id
         if self.root.exists():
@@ -101,48 +118,61 @@ class Generation:
         self.verifications = 0
         self.last_levels: dict = {}
         self.verified = False  # a verification produced a report (the package composed)
+        self.needs_human_at: dict | None = None
         self.benches: list[dict] = []  # optimise: the baseline, then one per kept change
         self.recorded_benches: list[dict] | None = None  # set by replay
+        self.tool_verifies: dict[tuple[str, int], int] = {}
         self.ws = tools.Workspace(self.work, port.name, config.limits, config.levels, config.scale,
                                   on_verification=self._saw_verification,
                                   bench_batch_sizes=config.bench_batch_sizes,
-                                  bench_min_seconds=config.bench_min_seconds)
+                                  bench_min_seconds=config.bench_min_seconds,
+                                  compose_modules=tools.module_names(
+                                      m.target for m in self.plan.modules))
         self.system = prompts.system_prompt(port)
 
+    def budget(self) -> Budget:
+        return self.config.budget
+
     # -- set-up -----------------------------------------------------------------------------
-    def _prepare(self) -> None:
+    def _fresh_work(self) -> None:
         shutil.copytree(self.plan.package_dir, self.work, ignore=COPY_IGNORE)
         for m in self.modules:  # the model writes these from the reference
             for rel in (m.target, prompts.l1_test_file(m)):
                 (self.work / rel).unlink(missing_ok=True)
+
+    def _prepare(self) -> None:
+        self._fresh_work()
         self.rec.write_json("run.json", {
             "env": self.port.name, "run_id": self.run_id, **self.lineage,
             "config": self.config.to_json(), "reference": self.port.reference,
-            "package": str(self.plan.package_dir), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "started_unix": time.time(),
-            "templates": self._templates(), "model": self.config.model})
+            "package": str(self.plan.package_dir), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "started_unix": time.time(), "templates": self._templates(), "model": self.config.model})
         self.rec.write_text("system.md", self.system.text)
 
     def _templates(self) -> list[str]:
-        return [f"{k}.{prompts.TEMPLATE_VERSION}" for k in ("system", *prompts.KINDS)]
+        return [prompts.template_name(k).removesuffix(".md") for k in ("system", *prompts.KINDS)]
 
     # -- one conversation ---------------------------------------------------------------------
     def _converse(self, text: str, it: Iteration) -> None:
         messages: list[dict] = [{"role": "user", "content": text}]
-        for turn in range(1, self.config.budget.tool_turns + 1):
-            self.cost.check(self.config.budget)
+        turn = 0
+        while turn < self.budget().tool_turns:
+            turn += 1
+            self.cost.check(self.budget())
             request = Request(self.config.model, self.system.text, list(messages), tools.TOOLS,
                               self.config.max_tokens)
             retries_before = getattr(self.model, "retries", 0)
             response = self.model.create(request)
             usage = Usage.from_response(response.get("usage"))
-            entry = self.cost.add(usage, module=it.module, phase=it.phase,
+            entry = self.cost.add(usage, module=it.module, kind=it.kind,
                                   iteration=it.iteration, turn=turn)
             self.rec.call({**entry, "request_sha256": records.request_digest(request),
                            "messages": len(request.messages), "model": response.get("model"),
                            "stop_reason": response.get("stop_reason"),
                            "retries": getattr(self.model, "retries", 0) - retries_before},
                           response)
-            messages.append({"role": "assistant", "content": [_as_input(b) for b in response["content"]]})
+            messages.append({"role": "assistant",
+                             "content": [_as_input(b) for b in response["content"]]})
             uses = [b for b in response["content"] if b.get("type") == "tool_use"]
             if not uses:
                 return
@@ -153,8 +183,13 @@ class Generation:
 
     def _tool(self, block: dict, it: Iteration) -> dict:
         name, args = block["name"], block.get("input") or {}
-        n = sum(1 for _ in (self.root / "iterations").glob(f"{it.module}-{it.iteration}/tool-verify-*"))
-        result = tools.execute(self.ws, name, args, lambda: self._iter_dir(it) / f"tool-verify-{n + 1}")
+
+        def verify_dir() -> Path:
+            key = (it.module, it.iteration)
+            self.tool_verifies[key] = self.tool_verifies.get(key, 0) + 1
+            return self._iter_dir(it) / f"tool-verify-{self.tool_verifies[key]}"
+
+        result = tools.execute(self.ws, name, args, verify_dir)
         if name == "write_file" and not result.is_error:
             path = args["path"]
             if path.startswith("tests/") and path not in self.written:
@@ -190,15 +225,30 @@ class Generation:
                 return tools.failure_of_tests(run)
         return None
 
-    def _check(self, module: ModulePlan, it: Iteration) -> Failure | None:
-        failure = self._check_paths([*module.tests, prompts.l1_test_file(module)], it)
-        if failure is not None:
-            return failure
-        if not self._complete():
-            return None  # composed and verified once the plan's last module exists
+    def _check(self, tests: list[str], it: Iteration) -> tuple[str, Failure | None]:
+        """Run the phases in order, stopping at the first that fails: the tests (L1), then, once
+        every module of the plan exists, the compose check and the verification (generic L1,
+        L2, L3) in one sandboxed run. Returns the phase it stopped at and the failure."""
+        failure = self._check_paths(tests, it)
+        it.checks["L1"] = "passed" if failure is None else "failed"
+        if failure is not None or not self._complete():
+            return "L1", failure  # composed and verified once the plan's last module exists
         v = self.ws.run_verification(self._iter_dir(it) / "verify")
-        it.verification = {"passed": v.passed, "levels": v.report.get("levels", {})}
-        return None if v.passed else v.failure
+        it.verification = {"passed": v.passed, "composed": v.composed,
+                           "levels": v.report.get("levels", {})}
+        it.checks["compose"] = "passed" if v.composed else "failed"
+        if not v.composed:
+            return "compose", v.failure
+        if v.failure is None:
+            it.checks.update(dict.fromkeys(self.phases[2:], "passed"))
+            return self.phases[-1], None
+        phase = phase_of(v.failure.level, self.config.levels)
+        if phase == "L1":
+            it.checks["L1"] = "failed"  # the generic checks of the composed env
+        else:
+            it.checks.update(dict.fromkeys(self.phases[2:self.phases.index(phase)], "passed"))
+            it.checks[phase] = "failed"
+        return phase, v.failure
 
     # -- the loop ---------------------------------------------------------------------------
     def run(self) -> dict:
@@ -207,10 +257,13 @@ class Generation:
         status, needs_human = "passed", None
         try:
             for module in self.modules:
-                if not self._module(module):
+                stuck = self._module(module)
+                if stuck is not None:
+                    phase, n, failure = stuck
                     status = "needs_human"
-                    needs_human = (f"module {module.name!r} still fails after "
-                                   f"{self.config.budget.iterations} iterations")
+                    self.needs_human_at = {"module": module.name, "phase": phase, "iterations": n}
+                    needs_human = (f"module {module.name!r} still fails after {n} iterations of "
+                                   f"phase {phase} ({failure.level}: {failure.summary})")
                     break
             if status == "passed" and self.config.optimise and self.verified:
                 self._optimise()
@@ -233,27 +286,34 @@ class Generation:
         self.rec.write_text("generate.md", records.render_markdown(summary))
         return summary
 
-    def _module(self, module: ModulePlan) -> bool:
-        prompt, phase = prompts.translate_prompt(self.port, module), "translate"
-        for k in range(1, self.config.budget.iterations + 1):
-            rel = self.rec.prompt(phase, module.name, k, prompt.text)
-            it = Iteration(module.name, phase, k, rel)
+    def _module(self, module: ModulePlan) -> tuple[str, int, Failure] | None:
+        """None once the module passed every phase; else (phase, iterations, failure) for the
+        phase that failed T times."""
+        used = dict.fromkeys(self.phases, 0)
+        tests = [*module.tests, prompts.l1_test_file(module)]
+        prompt, kind, n = prompts.translate_prompt(self.port, module), "translate", 0
+        while True:
+            n += 1
+            it = Iteration(module.name, kind, n, self.rec.prompt(kind, module.name, n, prompt.text))
             self.log.append(it)
             self._converse(prompt.text, it)
-            failure = self._check(module, it)
+            phase, failure = self._check(tests, it)
+            used[phase] += 1
+            it.phase, it.phase_iteration = phase, used[phase]
             it.verdict = "passed" if failure is None else "failed"
             it.failure = None if failure is None else failure.to_json()
             self._log(it)
             if failure is None:
-                return True
-            left = self.config.budget.iterations - k
+                return None
+            budget = self.budget()
+            if used[phase] >= budget.iterations:
+                return phase, used[phase], failure
             prompt = prompts.repair_prompt(
-                self.port, module, failure, iteration=k + 1,
-                budget_left=f"{left} iteration(s) after this one, "
-                            f"${max(0.0, self.config.budget.usd - self.cost.usd):.2f}, "
-                            f"{max(0, self.config.budget.tokens - self.cost.tokens)} tokens")
-            phase = "repair"
-        return False
+                self.port, module, failure, iteration=n + 1, phase=phase,
+                budget_left=f"iteration {used[phase] + 1} of at most {budget.iterations} for "
+                            f"phase {phase}; ${max(0.0, budget.usd - self.cost.usd):.2f}, "
+                            f"{max(0, budget.tokens - self.cost.tokens)} tokens")
+            kind = "repair"
 
     # -- optimise ---------------------------------------------------------------------------
     def _bench(self, name: str) -> dict | None:
@@ -270,22 +330,23 @@ class Generation:
         return bench
 
     def _optimise(self) -> None:
-        """Each change must keep every test and the verification passing, else it is undone:
-        the work dir always ends verified."""
+        """Each change must keep every test, the compose check and the verification passing,
+        else it is undone: the work dir always ends verified."""
         verified = self.root / "verified"
         shutil.copytree(self.work, verified, ignore=COPY_IGNORE)
         bench = self._bench("optimise-0")
-        everything = [t for m in self.plan.modules for t in (*m.tests, prompts.l1_test_file(m))]
-        for k in range(1, self.config.budget.iterations + 1):
+        everything = list(dict.fromkeys(
+            t for m in self.plan.modules for t in (*m.tests, prompts.l1_test_file(m))))
+        k = 0
+        while k < self.budget().iterations:
+            k += 1
             prompt = prompts.optimise_prompt(self.port, bench)
-            it = Iteration("optimise", "optimise", k, self.rec.prompt("optimise", "all", k, prompt.text))
+            it = Iteration("optimise", "optimise", k,
+                           self.rec.prompt("optimise", "all", k, prompt.text),
+                           phase="optimise", phase_iteration=k)
             self.log.append(it)
             self._converse(prompt.text, it)
-            failure = self._check_paths(list(dict.fromkeys(everything)), it)
-            if failure is None:
-                v = self.ws.run_verification(self._iter_dir(it) / "verify")
-                it.verification = {"passed": v.passed, "levels": v.report.get("levels", {})}
-                failure = None if v.passed else v.failure
+            _, failure = self._check(everything, it)
             it.failure = None if failure is None else failure.to_json()
             if failure is None:
                 it.verdict = "kept"
@@ -307,16 +368,21 @@ class Generation:
         totals = self.cost.totals()
         return {
             "env": self.port.name, "run_id": self.run_id, **self.lineage, "status": status,
-            "needs_human": needs_human, "model": self.config.model,
-            "modules": [m.name for m in self.modules], "iterations": len(self.log),
+            "needs_human": needs_human, "needs_human_at": self.needs_human_at,
+            "model": self.config.model,
+            "modules": [m.name for m in self.modules], "phases": list(self.phases),
+            "iterations": len(self.log),
             "iterations_per_module": {m.name: sum(1 for it in self.log if it.module == m.name)
                                       for m in self.modules},
+            "iterations_per_phase": {
+                m.name: {p: sum(1 for it in self.log if it.module == m.name and it.phase == p)
+                         for p in self.phases} for m in self.modules},
             "verifications": self.verifications, "tests_written": self.written,
             "tokens": totals["tokens"], "usd": totals["usd"], "cost": totals,
             "retries": getattr(self.model, "retries", 0), "wall_s": round(wall_s, 2),
             "final_levels": self.last_levels, "templates": self._templates(),
             "benches": self.benches,
-            "budget": asdict(self.config.budget), "iteration_log": [asdict(i) for i in self.log],
+            "budget": asdict(self.budget()), "iteration_log": [asdict(i) for i in self.log],
             "run_dir": str(self.root),
         }
 

@@ -1,5 +1,6 @@
 """What failed, in the form a repair prompt shows it: the level, a one-line summary and the
-smallest failing case the verifier produced (state, action prefix, field diff)."""
+smallest failing case the verifier produced (state, action prefix, field diff); and the phase
+of a module's loop (:data:`PHASES`) that a failure belongs to."""
 
 from __future__ import annotations
 
@@ -10,10 +11,32 @@ from dataclasses import asdict, dataclass
 MAX_CASE_CHARS = 6000
 MAX_TEST_OUTPUT_CHARS = 6000
 
+# the checked phases of a module, in order (the paper's Algorithm 1 after "generate"); L4 only
+# when a run asks for it
+PHASES = ("L1", "compose", "L2", "L3", "L4")
+
+
+def phases_for(levels) -> tuple[str, ...]:
+    """The phases a run with verification ``levels`` checks: L1 (the module's tests, plus the
+    generic L1 checks when requested) and compose always, then each requested level."""
+    return ("L1", "compose", *(p for p in ("L2", "L3", "L4") if p in levels))
+
+
+def phase_of(level: str, levels=("L1", "L2", "L3")) -> str:
+    """The phase a failure at ``level`` belongs to. The module's tests and the generic L1 checks
+    are L1 (the generic checks need the composed env, so they run after the compose check, but
+    they are still L1); a verifier that stopped without a report failed in the first level it
+    ran."""
+    if level in ("L1 tests", "L1"):
+        return "L1"
+    if level in PHASES:
+        return level
+    return next((lv for lv in ("L1", "L2", "L3", "L4") if lv in levels), "compose")
+
 
 @dataclass(frozen=True)
 class Failure:
-    level: str    # "L1 tests", "L1", "L2", "L3", "L4"
+    level: str    # "L1 tests", "L1", "compose", "L2", "L3", "L4", "verification"
     summary: str
     case: str     # the shortest failing case, formatted for the prompt
 

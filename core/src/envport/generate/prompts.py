@@ -14,11 +14,13 @@ from importlib import resources
 from string import Template
 
 from envport.errors import EnvportError
-from envport.generate.failures import Failure
+from envport.generate.failures import Failure, phase_of
 from envport.plan import ModulePlan, TranslationPlan
 from envport.registry import EnvPort
 
-TEMPLATE_VERSION = "v1"
+TEMPLATE_VERSION = "v1"  # the version of a kind not listed in TEMPLATE_VERSIONS
+# each kind's current template; older versions stay in templates/ for the runs that used them
+TEMPLATE_VERSIONS = {"system": "v1", "translate": "v1", "repair": "v2", "optimise": "v1"}
 KINDS = ("translate", "repair", "optimise")
 LANGUAGES = ("jax", "rust")
 
@@ -41,8 +43,12 @@ def template_text(name: str) -> str:
     return path.read_text()
 
 
-def render(kind: str, fields: dict[str, object], version: str = TEMPLATE_VERSION) -> Prompt:
-    name = f"{kind}.{version}.md"
+def template_name(kind: str, version: str | None = None) -> str:
+    return f"{kind}.{version or TEMPLATE_VERSIONS.get(kind, TEMPLATE_VERSION)}.md"
+
+
+def render(kind: str, fields: dict[str, object], version: str | None = None) -> Prompt:
+    name = template_name(kind, version)
     text = template_text(name)
     try:
         rendered = Template(text).substitute({k: str(v) for k, v in fields.items()})
@@ -114,11 +120,13 @@ def translate_prompt(port: EnvPort, module: ModulePlan) -> Prompt:
 
 
 def repair_prompt(port: EnvPort, module: ModulePlan, failure: Failure, iteration: int = 1,
-                  budget_left: str = "unknown") -> Prompt:
+                  budget_left: str = "unknown", phase: str | None = None) -> Prompt:
+    """``phase``: the module's phase that failed (default: the one ``failure.level`` belongs to)."""
     require_plan(port)
     return render("repair", {
         "env": port.name, "module": module.name, "target": module.target,
-        "level": failure.level, "summary": failure.summary, "case": failure.case,
+        "level": failure.level, "phase": phase or phase_of(failure.level),
+        "summary": failure.summary, "case": failure.case,
         "tests": _tests(port, module, everything=True), "l1_test_file": l1_test_file(module),
         "iteration": iteration, "budget_left": budget_left,
     })

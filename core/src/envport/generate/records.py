@@ -4,12 +4,12 @@
 
     run.json            the configuration (model, budgets, modules, levels, template versions)
     system.md           the system prompt
-    prompts/NNN-*.md    each rendered prompt (translate / repair), in order
+    prompts/NNN-*.md    each rendered prompt (translate / repair / optimise), in order
     calls.jsonl         one line per model call: context, request digest, usage, cost, retries
     responses/NNNN.json each response verbatim (what --replay and resume play back)
     tools.jsonl         one line per tool call: name, input, result (truncated)
-    iterations.jsonl    one line per iteration: module, phase, checks, verdict
-    iterations/<module>-<k>/  that iteration's test output and verify.json/verify.md
+    iterations.jsonl    one line per iteration: module, prompt kind, phase, checks, verdict
+    iterations/<module>-<n>/  that iteration's test output, compose.json and verify.json/verify.md
     final.diff          the work dir against the package it was copied from
     generate.json, generate.md   the summary
     work/               the work dir (the generated package)
@@ -169,22 +169,40 @@ def final_diff(original: Path, work: Path) -> str:
 
 
 def render_markdown(s: dict) -> str:
+    lineage = (f" (replay of {s['replay_of']})" if s.get("replay_of") else "") \
+        + (f" (resumed from {s['resumed_from']})" if s.get("resumed_from") else "")
     lines = [f"# envport generate: {s['env']} — {s['status']}", "",
-             f"- run: {s['run_id']}" + (f" (replay of {s['replay_of']})" if s.get("replay_of") else "")
-             + (f" (resumed from {s['resumed_from']})" if s.get("resumed_from") else ""),
+             f"- run: {s['run_id']}{lineage}",
              f"- model: {s['model']}; templates: {', '.join(s['templates'])}",
-             f"- iterations: {s['iterations']} (at most {s['budget']['iterations']} per phase)",
+             f"- iterations: {s['iterations']} (at most {s['budget']['iterations']} per phase "
+             f"of each module; phases: {', '.join(s.get('phases', []))})",
              f"- tokens: {s['tokens']} ({s['cost']['input_tokens']} in, {s['cost']['output_tokens']} out) "
              f"in {s['cost']['calls']} model calls; cost: ${s['usd']:.4f}",
              f"- wall time: {s['wall_s']:.1f} s", f"- tests written: {', '.join(s['tests_written']) or 'none'}",
              f"- final levels: {json.dumps(s['final_levels'])}", ""]
     if s.get("needs_human"):
         lines += [f"**Needs a human:** {s['needs_human']}", ""]
-    lines += ["| # | module | phase | tests | verification | verdict |", "|---|---|---|---|---|---|"]
+    per_phase = s.get("iterations_per_phase") or {}
+    if per_phase:
+        phases = s.get("phases") or sorted({p for counts in per_phase.values() for p in counts})
+        lines += ["## Iterations per module and phase", "",
+                  "| module | " + " | ".join(phases) + " | total |",
+                  "|---|" + "---|" * (len(phases) + 1)]
+        for module, counts in per_phase.items():
+            lines.append(f"| {module} | " + " | ".join(str(counts.get(p, 0)) for p in phases)
+                         + f" | {sum(counts.values())} |")
+        lines.append("")
+    lines += ["## Iterations", "",
+              "| # | module | prompt | phase (k of T) | checks | tests | verification | verdict |",
+              "|---|---|---|---|---|---|---|---|"]
     for i, it in enumerate(s["iteration_log"], 1):
         tests = "—" if it["tests"] is None else ("pass" if it["tests"]["passed"] else "FAIL")
         ver = "—" if it["verification"] is None else ("pass" if it["verification"]["passed"] else "FAIL")
-        lines.append(f"| {i} | {it['module']} | {it['phase']} | {tests} | {ver} | {it['verdict']} |")
+        checks = ", ".join(f"{p} {'ok' if r == 'passed' else r.upper()}"
+                           for p, r in (it.get("checks") or {}).items()) or "—"
+        phase = f"{it['phase']} ({it['phase_iteration']})" if it.get("phase") else "—"
+        lines.append(f"| {i} | {it['module']} | {it.get('kind', '')} | {phase} | {checks} | "
+                     f"{tests} | {ver} | {it['verdict']} |")
     lines.append("")
     if s.get("benches"):
         lines += ["## Optimise: candidate/reference steps per second", "",
@@ -198,6 +216,7 @@ def render_markdown(s: dict) -> str:
     for it in s["iteration_log"]:
         if it.get("failure"):
             f = it["failure"]
-            lines += [f"## {it['module']} iteration {it['iteration']}: {f['level']} failed", "",
-                      f["summary"], "", f["case"], ""]
+            where = f" (phase {it['phase']})" if it.get("phase") else ""
+            lines += [f"## {it['module']} iteration {it['iteration']}: {f['level']} failed{where}",
+                      "", f["summary"], "", f["case"], ""]
     return "\n".join(lines)

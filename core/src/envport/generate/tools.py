@@ -2,9 +2,9 @@
 
 File tools are confined to the work dir: a path is resolved (``..``, absolute paths and symlinks
 included) and one that lands outside is an error returned to the model, not an exception;
-``list_files`` leaves out links that point outside. Tests and verification run the work dir's
-code only through :mod:`envport.generate.sandbox`, whose jail lets that code write only in the
-work dir, the call's output folder and a private temporary folder.
+``list_files`` leaves out links that point outside. Tests, the compose check and verification
+run the work dir's code only through :mod:`envport.generate.sandbox`, whose jail lets that code
+write only in the work dir, the call's output folder and a private temporary folder.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from envport.generate import sandbox
+from envport.generate import compose_check, sandbox
 from envport.generate.failures import Failure, from_test_output, from_verify_report
 
 MAX_READ_CHARS = 100_000
@@ -64,12 +64,16 @@ class Verification:
     report: dict
     failure: Failure | None
     output: str = ""
+    composed: bool = True   # every module of the plan imported (and the env built)
 
     def summary(self) -> str:
         levels = json.dumps(self.report.get("levels", {}), sort_keys=True)
         head = "PASSED" if self.passed else "FAILED"
         text = f"verification {head}; levels: {levels}"
-        if self.failure:
+        if not self.composed and self.failure:
+            text = (f"verification FAILED: the package does not compose (import/build with "
+                    f"every module present): {self.failure.summary}\n\n{self.failure.case}")
+        elif self.failure:
             text += (f"\n\nfirst failure ({self.failure.level}): {self.failure.summary}\n\n"
                      f"{self.failure.case}")
         elif not self.report:
@@ -102,6 +106,7 @@ class Workspace:
     on_verification: Callable[[Verification], None] | None = None
     bench_batch_sizes: tuple[int, ...] = (1, 128, 2048)
     bench_min_seconds: float = 1.0
+    compose_modules: tuple[str, ...] = ()  # the plan's modules (dotted) the compose check imports
     writable: tuple[Path, ...] = ()        # more folders the sandboxed code may write to
 
     def path(self, rel: str) -> Path:
@@ -155,24 +160,47 @@ class Workspace:
         return TestRun(list(paths), res.returncode, self.scrub(res.output))
 
     def run_verification(self, out_dir: Path) -> Verification:
+        """The compose check (every module of the plan imports; with verification levels, the
+        env builds), then the verification at ``levels``, in one sandboxed subprocess."""
         out_dir.mkdir(parents=True, exist_ok=True)
-        if not self.levels:  # the run gates on L1 tests alone
-            v = Verification(True, {"levels": {}}, None, "no verification level requested")
-            if self.on_verification:
-                self.on_verification(v)
-            return v
-        res = sandbox.run_python(
-            ["-m", "envport.generate.verify_worker", self.env, "--out", str(out_dir),
-             "--levels", ",".join(self.levels), "--scale", repr(self.scale)],
-            self.root, self.limits, self.extra_env, (out_dir, *self.writable))
-        path = out_dir / self.env / "verify.json"
-        report = json.loads(path.read_text()) if res.returncode in (0, 1) and path.exists() else {}
+        for stale in (out_dir / "compose.json", out_dir / self.env / "verify.json"):
+            stale.unlink(missing_ok=True)  # a resumed run checks again in the same folder
+        if self.levels:
+            args = ["-m", "envport.generate.verify_worker", self.env, "--out", str(out_dir),
+                    "--levels", ",".join(self.levels), "--scale", repr(self.scale),
+                    "--compose", ",".join(self.compose_modules), "--build"]
+        else:  # the run gates on the L1 tests and the compose check alone: no envport import
+            args = [str(Path(compose_check.__file__)), str(out_dir / "compose.json"),
+                    *self.compose_modules]
+        res = sandbox.run_python(args, self.root, self.limits, self.extra_env,
+                                 (out_dir, *self.writable))
+        output = self.scrub(res.output)
+        compose = _load(out_dir / "compose.json")
+        if compose is None or not compose.get("passed"):
+            why = (compose or {}).get("error") or (
+                f"the compose check exited {res.returncode}"
+                + (" (timeout)" if res.timed_out else "") + f":\n{output[-MAX_OUTPUT_CHARS:]}")
+            failure = Failure(
+                "compose", "the package does not import/build with every module present",
+                f"```\n{self.scrub(why)[-MAX_OUTPUT_CHARS:]}\n```")
+            return self._seen(Verification(False, {}, failure, output, composed=False))
+        if not self.levels:
+            return self._seen(Verification(True, {"levels": {}}, None, output))
+        report = _load(out_dir / self.env / "verify.json") if res.returncode in (0, 1) else None
+        report = report or {}
         failure = from_verify_report(report) if report else Failure(
             "verification", f"the verifier exited {res.returncode}"
             + (" (timeout)" if res.timed_out else ""),
-            f"```\n{self.scrub(res.output)[-MAX_OUTPUT_CHARS:]}\n```")
-        passed = bool(report) and failure is None and levels_ran(report, self.levels)
-        v = Verification(passed, report, failure, self.scrub(res.output))
+            f"```\n{output[-MAX_OUTPUT_CHARS:]}\n```")
+        if failure is None and not levels_ran(report, self.levels):
+            level = next(lv for lv in self.levels if not levels_ran(report, [lv]))
+            failure = Failure(level, f"{level} produced no results",
+                              f"the verifier ran no {level} case: the port declares no {level} "
+                              f"suite, or the scale leaves none (levels: "
+                              f"{json.dumps(report.get('levels', {}), sort_keys=True)})")
+        return self._seen(Verification(failure is None, report, failure, output))
+
+    def _seen(self, v: Verification) -> Verification:
         if self.on_verification:
             self.on_verification(v)
         return v
@@ -194,6 +222,24 @@ class Workspace:
 
 def _inside(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
+
+
+def _load(path: Path) -> dict | None:
+    try:
+        return json.loads(path.read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+
+
+def module_names(targets) -> tuple[str, ...]:
+    """``src/pkg/mod.py`` -> ``pkg.mod``: the plan's Python modules the compose check imports
+    (targets in another language are built and checked by their own tests)."""
+    names = []
+    for t in targets:
+        parts = Path(t).with_suffix("").parts
+        if Path(t).suffix == ".py" and len(parts) > 1 and parts[0] == "src":
+            names.append(".".join(parts[1:-1] if parts[-1] == "__init__" else parts[1:]))
+    return tuple(names)
 
 
 def levels_ran(report: dict, levels) -> bool:
