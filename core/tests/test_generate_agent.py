@@ -8,6 +8,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
+from envport import cli
 from envport.errors import EnvportError
 from envport.generate import agent, model, records, sandbox, tools
 from envport.generate.costs import Budget, Usage
@@ -262,22 +263,131 @@ def test_budget_exhausted_needs_a_human(port, tmp_path):
     assert "-    return a + b\n+    return a - b" in (Path(s["run_dir"]) / "final.diff").read_text()
 
 
-def test_resume_an_interrupted_run(port, tmp_path):
+def _interrupt(request):
+    raise KeyboardInterrupt
+
+
+def _repair_fix(request):
+    assert "L1 tests failed" in request.messages[0]["content"]
+    return writes(GOOD, 3)
+
+
+def full_script() -> list:
+    return [writes(BAD, 1), done(2), _repair_fix, done(4)]
+
+
+def _lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+@pytest.fixture
+def uninterrupted(port, tmp_path):
+    out = tmp_path / "whole"
+    return out, agent.generate(port, model.ScriptedModel(full_script()), config(), out, "whole")
+
+
+@pytest.mark.parametrize("k", [2, 3])  # mid-conversation (after a tool ran) / between iterations
+def test_resume_an_interrupted_run_in_place(port, tmp_path, uninterrupted, k, capsys):
+    whole_out, whole = uninterrupted
     out = tmp_path / "reports"
-
-    def interrupt(request):
-        raise KeyboardInterrupt
-
+    script = full_script()
     with pytest.raises(KeyboardInterrupt):
-        agent.generate(port, model.ScriptedModel([writes(BAD, 1), done(2), interrupt]), config(),
-                       out, "cut")
+        agent.generate(port, model.ScriptedModel([*script[:k - 1], _interrupt]), config(), out,
+                       "cut")
+    run = out / "toygen/generate/cut"
     assert records.list_runs(out)[0]["status"] == "error"
-    with open(out / "toygen/generate/cut/calls.jsonl", "a") as f:
-        f.write('{"call": 3, "half a li')  # killed while writing: the intact calls still count
-    live = model.ScriptedModel([writes(GOOD, 3), done(4)])
+    assert not (run / "lock").exists()
+    with open(run / "calls.jsonl", "a") as f:
+        f.write(f'{{"call": {k}, "half a li')  # killed while writing: the intact calls count
+    live = model.ScriptedModel(script[k - 1:])  # the rest of the script
     s = agent.resume(port, "cut", live, out)
-    assert s["status"] == "passed" and s["resumed_from"] == "cut" and s["iterations"] == 2
-    assert len(live.requests) == 2 and "L1 tests failed" in live.requests[0].messages[0]["content"]
+    assert len(live.requests) == len(script) - k + 1
+
+    # the same run, continued in its own directory
+    assert s["run_id"] == "cut" and s["run_dir"] == str(run) and s["resumes"] == 1
+    assert [r["run_id"] for r in records.list_runs(out)] == ["cut"]
+    assert records.list_runs(out)[0]["status"] == "passed"
+    assert records.list_runs(out)[0]["resumes"] == 1
+    [entry] = json.loads((run / "run.json").read_text())["resumes"]
+    assert entry["after_calls"] == k - 1 and entry["previous_status"] == "error"
+    assert not (run / "work.before-resume").exists() and not (run / "lock").exists()
+    assert cli.main(["runs", "--out", str(out)]) == 0
+    assert "cut  passed  iterations=2" in capsys.readouterr().out.replace("toygen  ", "")
+    # ... that ends as the uninterrupted run: iterations, tokens, dollars, final levels, all
+    volatile = {"run_id", "wall_s", "run_dir", "resumes"}
+    assert {k2: v for k2, v in s.items() if k2 not in volatile} == \
+           {k2: v for k2, v in whole.items() if k2 not in volatile}
+    assert s["iterations"] == 2 and s["tokens"] == whole["tokens"] == 4 * 1200
+    assert s["usd"] == pytest.approx(4 * USD_PER_CALL)
+    # its logs continue where they ended: nothing twice, nothing torn, the same requests
+    calls = _lines(run / "calls.jsonl")
+    assert [c["call"] for c in calls] == [1, 2, 3, 4]
+    whole_run = whole_out / "toygen/generate/whole"
+    assert [c["request_sha256"] for c in calls] == \
+           [c["request_sha256"] for c in _lines(whole_run / "calls.jsonl")]
+    assert [(it["module"], it["iteration"], it["phase"]) for it in _lines(run / "iterations.jsonl")] \
+        == [("core", 1, "L1"), ("core", 2, "compose")]
+    assert [t["tool_use_id"] for t in _lines(run / "tools.jsonl")] == ["toolu_1", "toolu_3"]
+    assert sorted(p.name for p in (run / "responses").iterdir()) == [
+        "0001.json", "0002.json", "0003.json", "0004.json"]
+    assert (run / "work/src/toy_gen/core.py").read_text() == GOOD
+    assert "resumed 1x in place" in (run / "generate.md").read_text()
+
+
+def test_resume_raises_a_spent_budget(port, tmp_path):
+    out = tmp_path / "reports"
+    stuck = agent.generate(port, model.ScriptedModel([writes(BAD, 1), done(2), writes(BAD, 3),
+                                                      done(4)]), config(), out, "stuck")
+    assert stuck["status"] == "needs_human"
+    # the recorded calls replay under the recorded budget (T = 2), then T = 3 applies
+    live = model.ScriptedModel([writes(GOOD, 5), done(6)])
+    s = agent.resume(port, "stuck", live, out, budget=Budget(iterations=3))
+    assert s["status"] == "passed" and s["iterations"] == 3 and s["budget"]["iterations"] == 3
+    assert [it["phase_iteration"] for it in s["iteration_log"]] == [1, 2, 1]
+    assert "iteration 3 of at most 3 for phase L1" in live.requests[0].messages[0]["content"]
+    with pytest.raises(EnvportError, match="passed: there is nothing to resume"):
+        agent.resume(port, "stuck", model.ScriptedModel([]), out)
+
+
+def test_cli_resume_keeps_the_runs_budget_unless_raised(port, tmp_path, monkeypatch, capsys):
+    out = tmp_path / "reports"
+    stuck = model.ScriptedModel([writes(BAD, 1), done(2), writes(BAD, 3), done(4)])
+    assert agent.generate(port, stuck, config(), out, "stuck")["status"] == "needs_human"
+    live = model.ScriptedModel([writes(GOOD, 5), done(6)])
+    monkeypatch.setattr(cli.registry, "get", lambda name: port)
+    monkeypatch.setattr(model, "AnthropicModel", lambda: live)
+    argv = ["generate", "toygen", "--out", str(out), "--resume", "stuck"]
+    assert cli.main(argv) == 1  # the run's own T = 2 is spent: still stuck, no call made
+    assert "still fails after 2 iterations of phase L1" in capsys.readouterr().out
+    assert not live.requests
+    assert cli.main([*argv, "--iterations", "3"]) == 0
+    assert "toygen: PASSED after 3 iteration(s)" in capsys.readouterr().out
+    info = json.loads((out / "toygen/generate/stuck/run.json").read_text())
+    assert [r["budget"] and r["budget"]["iterations"] for r in info["resumes"]] == [None, 3]
+    assert info["resumes"][1]["previous_status"] == "needs_human"
+    assert info["config"]["budget"]["iterations"] == 2  # what the recorded calls ran under
+
+
+def test_resume_refuses_a_run_that_is_still_running(port, tmp_path):
+    import subprocess
+    import sys
+
+    out = tmp_path / "reports"
+    script = model.ScriptedModel([writes(BAD, 1), _interrupt])
+    with pytest.raises(KeyboardInterrupt):
+        agent.generate(port, script, config(), out, "busy")
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        lock = {"pid": other.pid, "host": __import__("socket").gethostname()}
+        (out / "toygen/generate/busy/lock").write_text(json.dumps(lock))
+        with pytest.raises(EnvportError, match=f"still running \\(pid {other.pid}\\)"):
+            agent.resume(port, "busy", model.ScriptedModel([]), out)
+    finally:
+        other.kill()
+        other.wait()
+    # the process is gone (killed without cleaning up): the run can be resumed
+    s = agent.resume(port, "busy", model.ScriptedModel([done(2), _repair_fix, done(4)]), out)
+    assert s["status"] == "passed"
 
 
 def test_workspace_confines_paths(tmp_path):
@@ -417,3 +527,14 @@ def test_optimise_keeps_verified_changes_and_reverts_the_rest(port, tmp_path):
     assert work.read_text() == FASTER  # the last verified version, not the broken one
     again = agent.replay(port, "opt", out)
     assert again["iteration_log"] == s["iteration_log"]
+    # interrupted in the optimise phase (its second change), resumed in place: the same end
+    full = [writes(GOOD, 1), done(2), *optimise]
+    with pytest.raises(KeyboardInterrupt):
+        agent.generate(port, model.ScriptedModel([*full[:4], _interrupt]), config(optimise=True),
+                       out, run_id="opt-cut")
+    assert len(records.load_benches(out / "toygen/generate/opt-cut")) == 2  # baseline, kept
+    resumed = agent.resume(port, "opt-cut", model.ScriptedModel(full[4:]), out)
+    assert resumed["iteration_log"] == s["iteration_log"] and resumed["benches"] == s["benches"]
+    assert resumed["usd"] == pytest.approx(s["usd"])
+    assert (Path(resumed["run_dir"]) / "work/src/toy_gen/core.py").read_text() == FASTER
+    assert not (Path(resumed["run_dir"]) / "verified").exists()

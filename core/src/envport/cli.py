@@ -8,6 +8,7 @@ hit (unknown env, reference missing, bad action) print one line and exit 2, no t
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import sys
 from collections.abc import Sequence
@@ -136,12 +137,13 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--modules", type=_csv, default=None,
                    help="comma-separated modules of the plan to generate (default: all)")
     g.add_argument("--model", default=None, help="Anthropic model (default: claude-sonnet-4-6)")
-    g.add_argument("--iterations", type=_positive_int, default=3,
-                   help="T: iterations per phase before a module needs a human (default: 3)")
-    g.add_argument("--max-tokens", type=_positive_int, default=3_000_000,
-                   help="token budget of the run (default: 3,000,000)")
-    g.add_argument("--max-usd", type=_positive_float, default=20.0,
-                   help="dollar budget of the run (default: 20)")
+    g.add_argument("--iterations", type=_positive_int, default=None,
+                   help="T: iterations per phase (L1, compose, L2, L3) of a module before it "
+                        "needs a human (default: 3; with --resume: the run's own)")
+    g.add_argument("--max-tokens", type=_positive_int, default=None,
+                   help="token budget of the run (default: 3,000,000; with --resume: the run's)")
+    g.add_argument("--max-usd", type=_positive_float, default=None,
+                   help="dollar budget of the run (default: 20; with --resume: the run's)")
     g.add_argument("--scale", type=_positive_float, default=0.01,
                    help="verification budget per iteration, as a fraction of the declared one")
     g.add_argument("--levels", type=parse_levels, default=["L1", "L2", "L3"],
@@ -160,7 +162,9 @@ def build_parser() -> argparse.ArgumentParser:
     again.add_argument("--replay", metavar="RUN_ID", default=None,
                        help="re-run a recorded run from its recorded responses (no API call)")
     again.add_argument("--resume", metavar="RUN_ID", default=None,
-                       help="continue an interrupted run: replay its responses, then go on live")
+                       help="continue an interrupted or stopped run in its own directory: "
+                            "replay its responses, then go on live (--iterations, --max-tokens, "
+                            "--max-usd raise its budget)")
 
     r = sub.add_parser("runs", help="list recorded generation runs")
     r.add_argument("env", nargs="?", default=None, help="only this env's runs")
@@ -269,15 +273,18 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     port = registry.get(args.env)
     prompts.require_plan(port)
     out = Path(args.out)
-    budget = costs.Budget(iterations=args.iterations, tokens=args.max_tokens, usd=args.max_usd)
+    given = {k: v for k, v in (("iterations", args.iterations), ("tokens", args.max_tokens),
+                               ("usd", args.max_usd)) if v is not None}
     if args.replay:
         summary = agent.replay(port, args.replay, out)
     else:
         live = model.AnthropicModel()  # raises MissingApiKeyError first: nothing runs without a key
         port.check_reference()
-        if args.resume:
-            summary = agent.resume(port, args.resume, live, out, budget=budget)
+        if args.resume:  # the run's own budget, but for what a flag raises
+            budget = dataclasses.replace(agent.recorded_budget(port, args.resume, out), **given)
+            summary = agent.resume(port, args.resume, live, out, budget=budget if given else None)
         else:
+            budget = dataclasses.replace(costs.Budget(), **given)
             modules = None if args.modules is None else tuple(args.modules)
             if modules is not None:
                 port.plan.select(modules)  # unknown module names fail before anything runs
@@ -307,6 +314,7 @@ def _cmd_runs(args: argparse.Namespace) -> int:
         usd = "?" if r["usd"] is None else f"${r['usd']:.4f}"
         extra = f" replay of {r['replay_of']}" if r.get("replay_of") else ""
         extra += f" resumed from {r['resumed_from']}" if r.get("resumed_from") else ""
+        extra += f" resumed {r['resumes']}x" if r.get("resumes") else ""
         print(f"{r['env']}  {r['run_id']}  {r['status']}  iterations={r['iterations']}  "
               f"tokens={r['tokens']}  {usd}  {r['model']}{extra}")
     return 0

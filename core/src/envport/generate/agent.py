@@ -25,16 +25,20 @@ where its checks stopped (the first that failed, or the last one when all passed
 against that phase's T: a translation that passes L1 and compose and fails L2 is L2's first
 iteration. Budgets on tokens and dollars are checked before every model call.
 
-A run can be replayed (``replay``: the recorded responses, no model) and an interrupted run
-resumed (``resume``: its recorded responses, then a live model).
+A run can be replayed (``replay``: a new run directory, the recorded responses, no model) and an
+interrupted or stopped run resumed (``resume``: the same run directory; its recorded responses
+bring the work dir back to where it stopped, the tools running again, then a live model takes
+over and the logs continue).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import socket
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from envport.errors import EnvportError
@@ -100,19 +104,26 @@ class Iteration:
 
 class Generation:
     def __init__(self, port: EnvPort, model: Model, config: RunConfig, out: Path,
-                 run_id: str | None = None, prices=None, **lineage):
+                 run_id: str | None = None, prices=None, *, resume: bool = False,
+                 resume_budget: Budget | None = None, **lineage):
         self.port, self.model, self.config = port, model, config
         self.plan = prompts.require_plan(port)
         self.modules = self.plan.select(config.modules)
         self.phases = phases_for(config.levels)
         self.run_id = run_id or records.new_run_id()
         self.root = records.generate_dir(out, port.name) / self.run_id
-        if self.root.exists():
+        self.resuming = resume
+        if resume:
+            if not (self.root / "run.json").is_file():
+                raise EnvportError(f"no run {self.run_id!r} to resume under {self.root.parent}")
+            _check_not_running(self.root)
+        elif self.root.exists():
             raise EnvportError(f"run directory {self.root} exists already")
-        self.rec = records.Recorder(self.root)
+        self.rec = records.Recorder(self.root, resume=resume)
         self.work = self.root / "work"
         self.cost = CostLog(config.model, prices)
-        self.lineage = {k: v for k, v in lineage.items() if v}  # replay_of / resumed_from
+        self.lineage = {k: v for k, v in lineage.items() if v}  # replay_of
+        self.resume_budget = resume_budget  # in force once the recorded calls are played
         self.log: list[Iteration] = []
         self.written: list[str] = []
         self.verifications = 0
@@ -120,8 +131,10 @@ class Generation:
         self.verified = False  # a verification produced a report (the package composed)
         self.needs_human_at: dict | None = None
         self.benches: list[dict] = []  # optimise: the baseline, then one per kept change
-        self.recorded_benches: list[dict] | None = None  # set by replay
+        self.recorded_benches: list[dict] | None = None  # set by replay and resume
         self.tool_verifies: dict[tuple[str, int], int] = {}
+        self.previous_wall_s = 0.0   # a resumed run: what its earlier sessions took
+        self.resumes = 0
         self.ws = tools.Workspace(self.work, port.name, config.limits, config.levels, config.scale,
                                   on_verification=self._saw_verification,
                                   bench_batch_sizes=config.bench_batch_sizes,
@@ -131,6 +144,9 @@ class Generation:
         self.system = prompts.system_prompt(port)
 
     def budget(self) -> Budget:
+        """The run's budget; a resume's new one once the recorded calls are caught up with."""
+        if self.resume_budget is not None and not getattr(self.model, "replaying", False):
+            return self.resume_budget
         return self.config.budget
 
     # -- set-up -----------------------------------------------------------------------------
@@ -146,8 +162,32 @@ class Generation:
             "env": self.port.name, "run_id": self.run_id, **self.lineage,
             "config": self.config.to_json(), "reference": self.port.reference,
             "package": str(self.plan.package_dir), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "started_unix": time.time(), "templates": self._templates(), "model": self.config.model})
+            "started_unix": time.time(), "templates": self._templates(), "model": self.config.model,
+            "resumes": []})
         self.rec.write_text("system.md", self.system.text)
+
+    def _prepare_resume(self) -> None:
+        """Start the work dir again from the package: the recorded responses, replayed, bring it
+        back to where the run stopped. The work dir as it was waits in ``work.before-resume``
+        until that catch-up has succeeded."""
+        info = json.loads((self.root / "run.json").read_text())
+        summary = self.root / "generate.json"
+        previous = json.loads(summary.read_text()) if summary.exists() else {}
+        self.previous_wall_s = float(previous.get("wall_s") or 0.0)
+        self.recorded_benches = records.load_benches(self.root)
+        backup = self.root / "work.before-resume"
+        if backup.exists():  # an earlier resume failed to catch up: that copy is the original
+            shutil.rmtree(self.work, ignore_errors=True)
+        elif self.work.exists():
+            self.work.rename(backup)
+        shutil.rmtree(self.root / "verified", ignore_errors=True)  # an optimise phase's copy
+        self._fresh_work()
+        info.setdefault("resumes", []).append({
+            "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "after_calls": self.rec.recorded_calls,
+            "previous_status": previous.get("status", "interrupted"),
+            "budget": None if self.resume_budget is None else asdict(self.resume_budget)})
+        self.resumes = len(info["resumes"])
+        self.rec.write_json("run.json", info)
 
     def _templates(self) -> list[str]:
         return [prompts.template_name(k).removesuffix(".md") for k in ("system", *prompts.KINDS)]
@@ -253,7 +293,11 @@ class Generation:
     # -- the loop ---------------------------------------------------------------------------
     def run(self) -> dict:
         t0 = time.time()
-        self._prepare()
+        self._lock()
+        if self.resuming:
+            self._prepare_resume()
+        else:
+            self._prepare()
         status, needs_human = "passed", None
         try:
             for module in self.modules:
@@ -272,18 +316,29 @@ class Generation:
             self.log[-1].verdict = "budget exhausted"
             self._log(self.log[-1])
         except BaseException as exc:  # the API failed for good, a replay diverged, Ctrl-C:
-            # record what happened, then let it propagate (resume picks the run up again)
+            # record what happened, then let it propagate (--resume picks the run up again)
             self._finish("error", f"{type(exc).__name__}: {exc}", t0)
             raise
         if status == "passed" and not self.verified:
             status, needs_human = "incomplete", "the package was never verified (a module is missing)"
         return self._finish(status, needs_human, t0)
 
+    def _lock(self) -> None:
+        self.rec.write_json("lock", {"pid": os.getpid(), "host": socket.gethostname()})
+
     def _finish(self, status: str, needs_human: str | None, t0: float) -> dict:
-        summary = self._summary(status, needs_human, time.time() - t0)
+        backup = self.root / "work.before-resume"
+        if backup.exists():
+            if getattr(self.model, "replaying", False):  # stopped before it caught up
+                needs_human = (f"{needs_human}; the work dir as the interrupted run left it is "
+                               f"in {backup.name}")
+            else:
+                shutil.rmtree(backup)
+        summary = self._summary(status, needs_human, self.previous_wall_s + time.time() - t0)
         self.rec.write_text("final.diff", records.final_diff(self.plan.package_dir, self.work))
         self.rec.write_json("generate.json", summary)
         self.rec.write_text("generate.md", records.render_markdown(summary))
+        (self.root / "lock").unlink(missing_ok=True)
         return summary
 
     def _module(self, module: ModulePlan) -> tuple[str, int, Failure] | None:
@@ -317,16 +372,22 @@ class Generation:
 
     # -- optimise ---------------------------------------------------------------------------
     def _bench(self, name: str) -> dict | None:
-        if self.recorded_benches is not None:
-            # a replay reuses the recorded measurements: timings are not reproducible, and the
-            # optimise prompt that shows them must be the recorded one
-            bench = self.recorded_benches.pop(0) if self.recorded_benches else None
-            if bench is not None:
-                self.benches.append(bench)
-            return bench
+        if self.recorded_benches:
+            # a replay, or a resume catching up, reuses the recorded measurements: timings are
+            # not reproducible, and the optimise prompt that shows them must be the recorded one
+            entry = self.recorded_benches.pop(0)
+            if entry.get("failed"):
+                return None
+            self.benches.append(entry)
+            return entry
+        if self.recorded_benches is not None and getattr(self.model, "live", None) is None:
+            return None  # a replay asked for more benches than the run made
         bench = self.ws.run_bench(self.root / "iterations" / name / "bench")
+        entry = ({"after": name, "failed": True} if bench is None
+                 else {"after": name, "targets": bench.get("targets", {})})
+        self.rec.append_jsonl("benches.jsonl", entry)
         if bench is not None:
-            self.benches.append({"after": name, "targets": bench.get("targets", {})})
+            self.benches.append(entry)
         return bench
 
     def _optimise(self) -> None:
@@ -383,8 +444,28 @@ class Generation:
             "final_levels": self.last_levels, "templates": self._templates(),
             "benches": self.benches,
             "budget": asdict(self.budget()), "iteration_log": [asdict(i) for i in self.log],
-            "run_dir": str(self.root),
+            "resumes": self.resumes, "run_dir": str(self.root),
         }
+
+
+def _check_not_running(root: Path) -> None:
+    """A run whose lock names a live process on this machine is still running."""
+    try:
+        lock = json.loads((root / "lock").read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return
+    if lock.get("host") != socket.gethostname():
+        raise EnvportError(f"run {root.name} is locked by a process on {lock.get('host')}; if it "
+                           f"is not running any more, delete {root / 'lock'}")
+    try:
+        os.kill(int(lock["pid"]), 0)
+    except (ProcessLookupError, KeyError, ValueError):
+        return  # died without cleaning up (killed)
+    except PermissionError:
+        pass
+    if int(lock["pid"]) != os.getpid():
+        raise EnvportError(f"run {root.name} is still running (pid {lock['pid']}); stop it "
+                           f"before resuming it")
 
 
 # the fields the Messages API accepts back in an assistant turn, per content block type; a
@@ -403,31 +484,43 @@ def generate(port: EnvPort, model: Model, config: RunConfig, out: Path = Path("r
     return Generation(port, model, config, Path(out), run_id, prices).run()
 
 
-def _recorded(port: EnvPort, out: Path, run_id: str) -> tuple[RunConfig, list[dict]]:
+def _recorded(port: EnvPort, out: Path, run_id: str) -> tuple[dict, RunConfig, list[dict]]:
     root = records.run_dir(out, port.name, run_id)
-    config = RunConfig.from_json(json.loads((root / "run.json").read_text())["config"])
-    calls = [{"request_sha256": c["request_sha256"], "response": c["response"]}
-             for c in records.load_calls(root)]
-    return config, calls
+    info = json.loads((root / "run.json").read_text())
+    calls = [{"request_sha256": c["request_sha256"], "response": c["response"],
+              "retries": c.get("retries", 0)} for c in records.load_calls(root)]
+    return info, RunConfig.from_json(info["config"]), calls
 
 
 def replay(port: EnvPort, run_id: str, out: Path = Path("reports"), prices=None) -> dict:
-    """Re-run a recorded run from its recorded responses: no model is called; the files,
-    tests and verification run again for real."""
-    config, calls = _recorded(port, Path(out), run_id)
+    """Re-run a recorded run from its recorded responses, in a new run directory: no model is
+    called; the files, tests and verification run again for real."""
+    _, config, calls = _recorded(port, Path(out), run_id)
     gen = Generation(port, RecordedModel(calls), config, Path(out), prices=prices, replay_of=run_id)
-    recorded = records.run_dir(Path(out), port.name, run_id) / "generate.json"
-    if recorded.exists():
-        gen.recorded_benches = list(json.loads(recorded.read_text()).get("benches", []))
+    gen.recorded_benches = records.load_benches(records.run_dir(Path(out), port.name, run_id))
     return gen.run()
 
 
 def resume(port: EnvPort, run_id: str, live: Model, out: Path = Path("reports"),
            prices=None, budget: Budget | None = None) -> dict:
-    """Continue an interrupted run: its recorded responses bring the work dir back to where it
-    stopped (the tools run again), then ``live`` takes over."""
-    config, calls = _recorded(port, Path(out), run_id)
-    if budget is not None:
-        config = replace(config, budget=budget)
-    return Generation(port, RecordedModel(calls, live), config, Path(out), prices=prices,
-                      resumed_from=run_id).run()
+    """Continue an interrupted (or stopped) run in its own directory, under its own run id.
+
+    The work dir starts again from the package and the recorded responses are played back in
+    order (the tools run again, each request checked against the recorded digest), which brings
+    the run to where it stopped; then ``live`` takes over. The logs continue where they ended,
+    ``run.json`` gains an entry in ``resumes`` and ``generate.json``/``generate.md`` are
+    rewritten at the end. ``budget`` (optional) replaces the recorded one from then on: more
+    iterations, tokens or dollars for a run that ran out of them."""
+    out = Path(out)
+    info, config, calls = _recorded(port, out, run_id)
+    root = records.run_dir(out, port.name, run_id)
+    if records.run_status(root) == "passed":
+        raise EnvportError(f"run {run_id!r} of {port.name} passed: there is nothing to resume")
+    lineage = {k: info[k] for k in ("replay_of",) if info.get(k)}
+    return Generation(port, RecordedModel(calls, live), config, out, run_id=run_id,
+                      prices=prices, resume=True, resume_budget=budget, **lineage).run()
+
+
+def recorded_budget(port: EnvPort, run_id: str, out: Path = Path("reports")) -> Budget:
+    """The budget a recorded run was started with."""
+    return _recorded(port, Path(out), run_id)[1].budget

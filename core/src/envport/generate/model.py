@@ -141,12 +141,25 @@ class ScriptedModel:
 
 class RecordedModel:
     """Plays a recorded run's responses in order; then hands over to ``live`` (resume) or stops
-    (replay). A request that differs from the recorded one means the replay is not faithful."""
+    (replay). A request that differs from the recorded one means the replay is not faithful.
+
+    ``retries`` counts the recorded calls' retries (as they were made) plus the live model's,
+    so that a replayed or resumed run reports what the original calls cost in retries."""
 
     def __init__(self, recorded: Sequence[dict], live: Model | None = None):
-        self.recorded = list(recorded)  # [{"request_sha256", "response"}]
+        self.recorded = list(recorded)  # [{"request_sha256", "response", "retries"?}]
         self.live = live
         self.played = 0
+        self.replayed_retries = 0
+
+    @property
+    def replaying(self) -> bool:
+        """Recorded responses are left: the loop is still catching up with the recorded run."""
+        return self.played < len(self.recorded)
+
+    @property
+    def retries(self) -> int:
+        return self.replayed_retries + getattr(self.live, "retries", 0)
 
     def create(self, request: Request) -> dict:
         from envport.generate.records import request_digest
@@ -158,6 +171,7 @@ class RecordedModel:
                 raise EnvportError(f"replay diverged at model call {self.played}: the request "
                                    f"differs from the recorded one (prompt, tool result or files "
                                    f"changed since the run)")
+            self.replayed_retries += int(entry.get("retries") or 0)
             return entry["response"]
         if self.live is None:
             raise EnvportError(f"replay: the recorded run has only {len(self.recorded)} model "

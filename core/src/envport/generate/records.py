@@ -2,17 +2,25 @@
 
 ::
 
-    run.json            the configuration (model, budgets, modules, levels, template versions)
+    run.json            the configuration (model, budgets, modules, levels, template versions);
+                        ``resumes``: one entry per time the run was resumed
     system.md           the system prompt
     prompts/NNN-*.md    each rendered prompt (translate / repair / optimise), in order
     calls.jsonl         one line per model call: context, request digest, usage, cost, retries
-    responses/NNNN.json each response verbatim (what --replay and resume play back)
+    responses/NNNN.json each response verbatim (what --replay and --resume play back)
     tools.jsonl         one line per tool call: name, input, result (truncated)
     iterations.jsonl    one line per iteration: module, prompt kind, phase, checks, verdict
+    benches.jsonl       optimise: one line per bench (what --replay and --resume play back)
     iterations/<module>-<n>/  that iteration's test output, compose.json and verify.json/verify.md
     final.diff          the work dir against the package it was copied from
     generate.json, generate.md   the summary
     work/               the work dir (the generated package)
+    lock                while a process runs the run (its pid)
+
+A resumed run continues in its own directory: the :class:`Recorder` of a resume knows how many
+calls and log lines the interrupted session left, trims a torn last line, and while the loop
+catches up (replaying those calls) skips what is already on disk, so every log reads as if the
+run had never stopped.
 
 Every write goes through :meth:`Recorder.redact`: the API key's value, should it ever reach a
 string we write, is replaced before it touches the disk.
@@ -51,10 +59,19 @@ def run_dir(out: Path, env: str, run_id: str) -> Path:
 
 
 class Recorder:
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, resume: bool = False):
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
         self.seq = {"prompt": 0, "call": 0}
+        # a resumed run: what the interrupted session recorded, skipped while catching up
+        self.recorded_calls = 0
+        self.skip: dict[str, int] = {}
+        if resume:
+            self.recorded_calls = len(load_calls(self.root))
+            _trim_jsonl(self.root / "calls.jsonl", keep=self.recorded_calls)
+            for rel in ("tools.jsonl", "iterations.jsonl"):
+                self.skip[rel] = _trim_jsonl(self.root / rel)
+            _trim_jsonl(self.root / "benches.jsonl")  # read back, not written again
 
     @staticmethod
     def redact(text: str) -> str:
@@ -71,6 +88,9 @@ class Recorder:
         return self.write_text(rel, json.dumps(obj, indent=2, default=str) + "\n")
 
     def append_jsonl(self, rel: str, obj) -> None:
+        if self.skip.get(rel):
+            self.skip[rel] -= 1  # the interrupted session wrote this line already
+            return
         path = self.root / rel
         with open(path, "a") as f:
             f.write(self.redact(json.dumps(obj, default=str)) + "\n")
@@ -84,6 +104,8 @@ class Recorder:
     def call(self, entry: dict, response: dict) -> int:
         self.seq["call"] += 1
         n = self.seq["call"]
+        if n <= self.recorded_calls:
+            return n  # a resumed run replaying a call the interrupted session recorded
         self.write_json(f"responses/{n:04d}.json", response)
         self.append_jsonl("calls.jsonl", {"call": n, **entry})
         return n
@@ -123,6 +145,39 @@ def load_calls(root: Path) -> list[dict]:
     return out
 
 
+def load_benches(root: Path) -> list[dict]:
+    """The benches an optimise phase measured, in order, failed ones included (what a replay or
+    a resume plays back instead of measuring again)."""
+    path = Path(root) / "benches.jsonl"
+    if path.exists():
+        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    summary = Path(root) / "generate.json"  # a run recorded before benches.jsonl existed
+    return list(json.loads(summary.read_text()).get("benches", [])) if summary.exists() else []
+
+
+def _trim_jsonl(path: Path, keep: int | None = None) -> int:
+    """Keep the leading lines of ``path`` that parse (at most ``keep``): a session killed while
+    writing leaves a torn last line. Returns how many lines remain."""
+    if not path.exists():
+        return 0
+    lines = []
+    for line in path.read_text().splitlines():
+        try:
+            json.loads(line)
+        except json.JSONDecodeError:
+            break
+        lines.append(line)
+    lines = lines if keep is None else lines[:keep]
+    path.write_text("".join(line + "\n" for line in lines))
+    return len(lines)
+
+
+def run_status(root: Path) -> str:
+    """A run's status from its summary; "interrupted" when the process died before writing one."""
+    summary = Path(root) / "generate.json"
+    return json.loads(summary.read_text()).get("status", "?") if summary.exists() else "interrupted"
+
+
 def list_runs(out: Path, env: str | None = None) -> list[dict]:
     """Every run under ``out`` (all envs, or one), oldest first."""
     runs = []
@@ -133,7 +188,8 @@ def list_runs(out: Path, env: str | None = None) -> list[dict]:
             # no summary: the process died before it could write one
             info = json.loads(summary.read_text()) if summary.exists() else {**config, "status": "interrupted"}
             runs.append({"run_id": d.name, "env": gen.parent.name, "path": str(d),
-                         "started": config.get("started_unix", 0.0), **{
+                         "started": config.get("started_unix", 0.0),
+                         "resumes": len(config.get("resumes", [])), **{
                              k: info.get(k) for k in ("status", "model", "iterations", "tokens",
                                                       "usd", "replay_of", "resumed_from")}})
     return sorted(runs, key=lambda r: (r["started"], r["run_id"]))
@@ -170,7 +226,8 @@ def final_diff(original: Path, work: Path) -> str:
 
 def render_markdown(s: dict) -> str:
     lineage = (f" (replay of {s['replay_of']})" if s.get("replay_of") else "") \
-        + (f" (resumed from {s['resumed_from']})" if s.get("resumed_from") else "")
+        + (f" (resumed from {s['resumed_from']})" if s.get("resumed_from") else "") \
+        + (f" (resumed {s['resumes']}x in place)" if s.get("resumes") else "")
     lines = [f"# envport generate: {s['env']} — {s['status']}", "",
              f"- run: {s['run_id']}{lineage}",
              f"- model: {s['model']}; templates: {', '.join(s['templates'])}",
