@@ -15,6 +15,8 @@ off). See ``emurust.verify`` for the action encoding and the compared fields.
   checks (determinism, jit == eager, vmap == loop, spec, terminal flags) on game.gb.
 * Bench: N PyBoy instances stepped in a Python loop vs ``emurust.vec.VecEnv`` (N emulators on
   Rust threads, GIL released), both rendering every frame, game.gb.
+* Generation: ``emurust.plan.PLAN``, the crate's modules in dependency order, each with the
+  PyBoy 2.8.1 sources it translates (read from the installed ``pyboy``), its contract and tests.
 """
 
 from __future__ import annotations
@@ -237,6 +239,7 @@ def _l1():
 
 
 def make_port():
+    from emurust.plan import PLAN  # cheap: PyBoy's sources are read only when a prompt needs them
     from envport.registry import EnvPort
 
     names = rom_names()
@@ -252,6 +255,7 @@ def make_port():
         l3=[_l3(n) for n in names],
         bench=[_bench()],
         notes={"license": "LGPL-3.0-only (a translation of PyBoy 2.8.1)"},
+        plan=PLAN,
     )
 
 
