@@ -3,8 +3,10 @@
     for each module m, in dependency order:
         generate: prompt = translate(m); the model works with the tools until it stops
         for each phase p of L1, compose, L2, L3 in order:
-            L1       m's declared tests and the L1 tests the model wrote; the generic L1 checks
-                     of the env (when the run verifies L1) once it composes
+            L1       the package's build and native tests (a plan that declares them, e.g.
+                     cargo build + cargo test), m's declared tests and the L1 tests the model
+                     wrote; the generic L1 checks of the env (when the run verifies L1) once it
+                     composes
             compose  every module of the plan imports (and the env builds) with all present
             L2, L3   the verifier against the reference (one sandboxed run for all levels)
             passed -> next phase; failed -> prompt = repair(p, the shortest failing case)
@@ -41,16 +43,41 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from envport.cache import cache_root
 from envport.errors import EnvportError
 from envport.generate import prompts, records, sandbox, tools
 from envport.generate.costs import Budget, BudgetExhausted, CostLog, Usage
 from envport.generate.failures import Failure, phase_of, phases_for
 from envport.generate.model import DEFAULT_MODEL, MAX_TOKENS, Model, RecordedModel, Request
-from envport.plan import ModulePlan
+from envport.plan import ModulePlan, TranslationPlan, repo_root
 from envport.registry import EnvPort
 
-COPY_IGNORE = shutil.ignore_patterns("__pycache__", ".pytest_cache", ".hypothesis", "*.egg-info",
-                                     "build", "dist", ".venv", "*.so")
+IGNORED = ("__pycache__", ".pytest_cache", ".hypothesis", "*.egg-info", "build", "dist", ".venv",
+           "*.so")
+COPY_IGNORE = shutil.ignore_patterns(*IGNORED)
+# what sandboxed code learns of where the package came from (a test that needs the repository's
+# tools/ when the work dir is only a copy of the package)
+REPO_ENV, PACKAGE_ENV = "ENVPORT_REPO_ROOT", "ENVPORT_PACKAGE_DIR"
+
+
+def copy_ignore(plan: TranslationPlan):
+    """What a copy of the package (the work dir, the optimise phase's verified copy) leaves out:
+    caches, build outputs, compiled extensions and the plan's ``copy_ignore``."""
+    if not plan.copy_ignore:
+        return COPY_IGNORE
+    return shutil.ignore_patterns(*IGNORED, *plan.copy_ignore)
+
+
+def copy_tree(src: Path, dst: Path, ignore=None, symlinks: bool = False) -> None:
+    """``shutil.copytree`` that gives every copied file a new modification time: a build tool
+    that decides by mtimes (cargo) must see a reverted or re-copied file as changed, not as
+    older than what it built from the file's last version."""
+    shutil.copytree(src, dst, symlinks=symlinks, ignore=ignore, copy_function=shutil.copy)
+
+
+def build_cache(env: str) -> Path:
+    """The ``{cache}`` of a plan's commands: one per env, shared by its runs."""
+    return cache_root() / "generate" / env
 
 
 @dataclass(frozen=True)
@@ -135,13 +162,32 @@ class Generation:
         self.tool_verifies: dict[tuple[str, int], int] = {}
         self.previous_wall_s = 0.0   # a resumed run: what its earlier sessions took
         self.resumes = 0
-        self.ws = tools.Workspace(self.work, port.name, config.limits, config.levels, config.scale,
-                                  on_verification=self._saw_verification,
-                                  bench_batch_sizes=config.bench_batch_sizes,
-                                  bench_min_seconds=config.bench_min_seconds,
-                                  compose_modules=tools.module_names(
-                                      m.target for m in self.plan.modules))
+        self.ignore = copy_ignore(self.plan)
+        self.ws = self._workspace()
+        self.tools = tools.tools_for(self.plan.build, self.plan.native_tests)
         self.system = prompts.system_prompt(port)
+
+    def _workspace(self) -> tools.Workspace:
+        plan, config = self.plan, self.config
+        repo = repo_root(plan.package_dir)
+        placeholders = {"package": str(Path(plan.package_dir).resolve()), "repo": str(repo)}
+        writable: tuple[Path, ...] = ()
+        if plan.build or plan.native_tests:
+            cache = build_cache(self.port.name)
+            cache.mkdir(parents=True, exist_ok=True)
+            placeholders["cache"] = str(cache)
+            writable = (cache,)
+        return tools.Workspace(
+            self.work, self.port.name, config.limits, config.levels, config.scale,
+            extra_env={REPO_ENV: str(repo), PACKAGE_ENV: placeholders["package"]},
+            on_verification=self._saw_verification,
+            bench_batch_sizes=config.bench_batch_sizes,
+            bench_min_seconds=config.bench_min_seconds,
+            compose_modules=tools.module_names((m.target for m in plan.modules),
+                                               plan.python_roots),
+            writable=writable, python_roots=tuple(plan.python_roots),
+            build=tuple(tuple(c) for c in plan.build),
+            native_tests=tuple(tuple(c) for c in plan.native_tests), placeholders=placeholders)
 
     def budget(self) -> Budget:
         """The run's budget; a resume's new one once the recorded calls are caught up with."""
@@ -151,7 +197,7 @@ class Generation:
 
     # -- set-up -----------------------------------------------------------------------------
     def _fresh_work(self) -> None:
-        shutil.copytree(self.plan.package_dir, self.work, ignore=COPY_IGNORE)
+        copy_tree(self.plan.package_dir, self.work, self.ignore)
         for m in self.modules:  # the model writes these from the reference
             for rel in (m.target, prompts.l1_test_file(m)):
                 (self.work / rel).unlink(missing_ok=True)
@@ -199,7 +245,7 @@ class Generation:
         while turn < self.budget().tool_turns:
             turn += 1
             self.cost.check(self.budget())
-            request = Request(self.config.model, self.system.text, list(messages), tools.TOOLS,
+            request = Request(self.config.model, self.system.text, list(messages), self.tools,
                               self.config.max_tokens)
             retries_before = getattr(self.model, "retries", 0)
             response = self.model.create(request)
@@ -256,11 +302,13 @@ class Generation:
         return all((self.work / m.target).exists() for m in self.plan.modules)
 
     def _check_paths(self, tests: list[str], it: Iteration) -> Failure | None:
+        """The L1 tests: the package's build and native tests (if it declares them), then
+        pytest on those of ``tests`` that exist."""
         paths = [t for t in tests if (self.work / t).exists()]
-        if paths:
-            run = self.ws.run_tests(paths)
-            self.rec.write_text(str(self._iter_dir(it).relative_to(self.root) / "tests.txt"), run.output)
-            it.tests = {"paths": paths, "returncode": run.returncode, "passed": run.passed}
+        if paths or self.ws.has_steps():
+            run = self.ws.run_l1(paths)
+            self.rec.write_text(str(self._iter_dir(it).relative_to(self.root) / "tests.txt"), run.log)
+            it.tests = run.to_json()
             if not run.passed:
                 return tools.failure_of_tests(run)
         return None
@@ -335,7 +383,8 @@ class Generation:
             else:
                 shutil.rmtree(backup)
         summary = self._summary(status, needs_human, self.previous_wall_s + time.time() - t0)
-        self.rec.write_text("final.diff", records.final_diff(self.plan.package_dir, self.work))
+        self.rec.write_text("final.diff", records.final_diff(self.plan.package_dir, self.work,
+                                                             self.ignore))
         self.rec.write_json("generate.json", summary)
         self.rec.write_text("generate.md", records.render_markdown(summary))
         (self.root / "lock").unlink(missing_ok=True)
@@ -394,7 +443,7 @@ class Generation:
         """Each change must keep every test, the compose check and the verification passing,
         else it is undone: the work dir always ends verified."""
         verified = self.root / "verified"
-        shutil.copytree(self.work, verified, ignore=COPY_IGNORE)
+        copy_tree(self.work, verified, self.ignore, symlinks=True)
         bench = self._bench("optimise-0")
         everything = list(dict.fromkeys(
             t for m in self.plan.modules for t in (*m.tests, prompts.l1_test_file(m))))
@@ -412,13 +461,13 @@ class Generation:
             if failure is None:
                 it.verdict = "kept"
                 shutil.rmtree(verified)
-                shutil.copytree(self.work, verified, ignore=COPY_IGNORE)
+                copy_tree(self.work, verified, self.ignore, symlinks=True)
                 bench = self._bench(f"optimise-{k}") or bench
                 it.bench = None if bench is None else {"targets": bench.get("targets", {})}
             else:
                 it.verdict = "reverted"
                 shutil.rmtree(self.work)
-                shutil.copytree(verified, self.work)
+                copy_tree(verified, self.work, symlinks=True)
             self._log(it)
         shutil.rmtree(verified)
 

@@ -5,6 +5,7 @@ of a module's loop (:data:`PHASES`) that a failure belongs to."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass
 
 # a repair prompt is read by a model with a finite context: cap each part of a case
@@ -27,7 +28,7 @@ def phase_of(level: str, levels=("L1", "L2", "L3")) -> str:
     are L1 (the generic checks need the composed env, so they run after the compose check, but
     they are still L1); a verifier that stopped without a report failed in the first level it
     ran."""
-    if level in ("L1 tests", "L1"):
+    if level in ("L1 tests", "L1", "L1 build", "L1 native tests"):
         return "L1"
     if level in PHASES:
         return level
@@ -36,7 +37,8 @@ def phase_of(level: str, levels=("L1", "L2", "L3")) -> str:
 
 @dataclass(frozen=True)
 class Failure:
-    level: str    # "L1 tests", "L1", "compose", "L2", "L3", "L4", "verification"
+    level: str    # "L1 build", "L1 native tests", "L1 tests", "L1", "compose", "L2", "L3",
+                  # "L4", "verification"
     summary: str
     case: str     # the shortest failing case, formatted for the prompt
 
@@ -118,3 +120,46 @@ def from_test_output(tests: list[str], returncode: int, output: str) -> Failure:
     tail = output[-MAX_TEST_OUTPUT_CHARS:]
     return Failure("L1 tests", f"pytest {' '.join(tests)} exited {returncode}",
                    f"```\n{tail}\n```")
+
+
+# lines of a build or test tool's output that say nothing about what failed (cargo's progress,
+# the tests that passed)
+_NOISE = re.compile(
+    r"^\s*(Compiling|Checking|Fresh|Finished|Running|Doc-tests|Blocking|Downloaded|Downloading|"
+    r"Updating|Locking|Adding|Packaging|Building|Dirty)\b"
+    r"|^test \S.* \.\.\. (ok|ignored)$"
+    r"|^running \d+ tests?$")
+
+
+def trim_command_output(output: str, limit: int = MAX_TEST_OUTPUT_CHARS) -> str:
+    """A failed build's or native test run's output, cut to what a repair needs: progress lines
+    and passing tests dropped; when there are errors, the warnings too (a crate's warnings can
+    push its errors out of any budget); then, if still too long, the head (where a compiler puts
+    the first error, the others often follow from it) and the tail (the summary, the failing
+    tests' names), with a marker between them."""
+    lines = [ln for ln in output.splitlines() if not _NOISE.match(ln)]
+    blocks, block = [], []
+    for ln in lines:  # a compiler message is a block of lines ended by a blank one
+        if ln.strip():
+            block.append(ln)
+        elif block:
+            blocks.append(block)
+            block = []
+    if block:
+        blocks.append(block)
+    if any(b[0].lstrip().startswith("error") for b in blocks):
+        blocks = [b for b in blocks if not b[0].lstrip().startswith("warning")]
+    text = "\n\n".join("\n".join(b) for b in blocks)
+    if len(text) <= limit:
+        return text
+    head, tail = text[: limit * 2 // 3], text[-(limit // 3):]
+    return f"{head}\n\n[... {len(text) - len(head) - len(tail)} characters left out ...]\n\n{tail}"
+
+
+def from_command_output(kind: str, command: str, returncode: int, output: str,
+                        timed_out: bool = False) -> Failure:
+    """A failed build (``kind`` "build") or native test run ("native tests"): an L1 failure
+    whose case is the command's output, trimmed by :func:`trim_command_output`."""
+    why = "timed out" if timed_out else f"exited {returncode}"
+    return Failure(f"L1 {kind}", f"`{command}` {why}",
+                   f"```\n{trim_command_output(output)}\n```")

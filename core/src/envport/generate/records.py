@@ -198,13 +198,20 @@ def list_runs(out: Path, env: str | None = None) -> list[dict]:
 SKIP_PARTS = {"__pycache__", ".pytest_cache", ".hypothesis"}
 
 
-def _text_files(root: Path) -> dict[str, list[str]]:
+def _text_files(root: Path, ignore=None) -> dict[str, list[str]]:
+    """``{relative path: lines}`` of every text file under ``root``; ``ignore`` (a
+    ``shutil.copytree`` ignore callable) prunes what a copy of the package leaves out."""
     out = {}
     real = root.resolve()
-    for p in sorted(root.rglob("*")):
-        # a link that generated code left pointing outside the work dir is not followed
-        if p.is_file() and not SKIP_PARTS & set(p.parts) and (
-                not p.is_symlink() or real in p.resolve().parents):
+    for d, dirs, files in os.walk(root):  # does not descend into links
+        left_out = set(ignore(d, [*dirs, *files])) if ignore else set()
+        dirs[:] = [n for n in dirs if n not in left_out and n not in SKIP_PARTS]
+        for name in files:
+            p = Path(d) / name
+            # a link that generated code left pointing outside the work dir is not followed
+            if name in left_out or not p.is_file() or (
+                    p.is_symlink() and real not in p.resolve().parents):
+                continue
             try:
                 out[str(p.relative_to(root))] = p.read_text().splitlines(keepends=True)
             except UnicodeDecodeError:
@@ -212,9 +219,10 @@ def _text_files(root: Path) -> dict[str, list[str]]:
     return out
 
 
-def final_diff(original: Path, work: Path) -> str:
-    """Unified diff of every text file, original package -> generated work dir."""
-    a, b = _text_files(Path(original)), _text_files(Path(work))
+def final_diff(original: Path, work: Path, ignore=None) -> str:
+    """Unified diff of every text file, original package -> generated work dir (``ignore``:
+    what the work dir's copy left out, e.g. build outputs, on both sides)."""
+    a, b = _text_files(Path(original), ignore), _text_files(Path(work), ignore)
     chunks = []
     for rel in sorted(set(a) | set(b)):
         if a.get(rel) != b.get(rel):

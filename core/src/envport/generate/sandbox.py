@@ -13,6 +13,15 @@ This is containment against runaway and careless code (an infinite loop, a huge 
 leaked API key, a test that writes or deletes outside the work dir), not a security boundary
 against code that sets out to escape: ctypes, non-Python child processes and a Python child
 started with a scrubbed environment are not covered (see ``jail/sitecustomize.py``).
+
+A package's build and native test commands (``TranslationPlan.build``/``native_tests``, e.g.
+``cargo build``, ``cargo test``) run through :func:`run` too: the same session, timeout,
+memory limit and environment without secrets (``CARGO_REGISTRY_TOKEN`` and the like are
+dropped), but cargo, rustc and the test binaries they build are not Python, so the audit hook
+does not confine their writes. What confines them is the command line the package declares (a
+``--target-dir`` in the env's build cache, which is a writable folder for the Python steps
+too); the generated Rust code itself only runs inside ``cargo test`` and in the extension that
+the sandboxed Python processes load, where the jail applies to their Python side only.
 """
 
 from __future__ import annotations
@@ -58,9 +67,10 @@ def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def python_path(work_dir: Path) -> str:
-    """The work dir's ``src`` first, so its package shadows the installed one."""
-    parts = [str(Path(work_dir) / "src"), os.environ.get("PYTHONPATH", "")]
+def python_path(work_dir: Path, roots: Sequence[str] = ("src",)) -> str:
+    """The work dir's Python roots (``src`` by default) first, so its package shadows the
+    installed one (an editable install's ``.pth`` included: it comes after PYTHONPATH)."""
+    parts = [*(str(Path(work_dir) / r) for r in roots), os.environ.get("PYTHONPATH", "")]
     return os.pathsep.join(p for p in parts if p)
 
 
@@ -115,7 +125,8 @@ def _kill(proc: subprocess.Popen) -> None:
 
 
 def run_python(args: Sequence[str], work_dir: Path, limits: Limits,
-               env: dict[str, str] | None = None, writable: Sequence[Path] = ()) -> SandboxResult:
+               env: dict[str, str] | None = None, writable: Sequence[Path] = (),
+               roots: Sequence[str] = ("src",)) -> SandboxResult:
     """``python <args>`` in ``work_dir`` with the work dir's package importable first."""
     return run([sys.executable, *args], Path(work_dir), limits,
-               {**(env or {}), "PYTHONPATH": python_path(work_dir)}, writable)
+               {**(env or {}), "PYTHONPATH": python_path(work_dir, roots)}, writable)
