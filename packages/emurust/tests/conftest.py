@@ -58,6 +58,21 @@ def battery_rom(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def repo_tools() -> Path:
+    """The envport repository's ``tools/`` (ROM builder, source generators): found from this
+    checkout, else ``$ENVPORT_REPO_ROOT`` (set by ``envport generate`` for a work dir, which is a
+    copy of the package only), else the current directory; missing -> the test fails, saying
+    where it looked."""
+    from emurust import port
+
+    tools = port.repo_dir() / "tools"
+    if not (tools / port.BUILD_TOOL.name).is_file():
+        pytest.fail(f"the envport repository's tools/ is not at {tools}: run from a checkout, or "
+                    f"set ENVPORT_REPO_ROOT to one")
+    return tools
+
+
+@pytest.fixture(scope="session")
 def built_roms() -> dict[str, Path]:
     """The repository's test ROMs (packages/emurust/roms/*.s), built once (cached by content)."""
     from emurust import port

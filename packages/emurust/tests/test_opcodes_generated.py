@@ -1,33 +1,41 @@
-"""src/opcodes.rs is generated from PyBoy 2.8.1's opcodes.py: regenerating it gives the same file."""
+"""src/opcodes.rs is generated from PyBoy 2.8.1's opcodes.py: regenerating it gives the same file.
+
+The generator is the repository's tools/gen_emurust_opcodes.py (the ``repo_tools`` fixture finds
+it from a work dir of ``envport generate`` too); the file checked is this package's own."""
 
 import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[3]
-SCRIPT = REPO / "tools" / "gen_emurust_opcodes.py"
-COMMITTED = REPO / "packages" / "emurust" / "src" / "opcodes.rs"
+import pytest
+
+COMMITTED = Path(__file__).resolve().parents[1] / "src" / "opcodes.rs"
 
 
-def _generator():
-    spec = importlib.util.spec_from_file_location("gen_emurust_opcodes", SCRIPT)
+@pytest.fixture(scope="module")
+def script(repo_tools) -> Path:
+    return repo_tools / "gen_emurust_opcodes.py"
+
+
+def _generator(script: Path):
+    spec = importlib.util.spec_from_file_location("gen_emurust_opcodes", script)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
 
 
-def test_committed_opcodes_rs_is_what_the_generator_writes(tmp_path):
+def test_committed_opcodes_rs_is_what_the_generator_writes(tmp_path, script):
     # Needs pyboy 2.8.1's sources (pip install pyboy==2.8.1, or PYBOY_CORE_DIR=.../pyboy/core).
     out = tmp_path / "opcodes.rs"
-    subprocess.run([sys.executable, str(SCRIPT), "--out", str(out)], check=True)
+    subprocess.run([sys.executable, str(script), "--out", str(out)], check=True)
     assert out.read_text() == COMMITTED.read_text(), (
         "src/opcodes.rs differs from the generator's output: rerun tools/gen_emurust_opcodes.py"
     )
 
 
-def test_generator_is_deterministic_and_names_its_source():
-    gen = _generator()
+def test_generator_is_deterministic_and_names_its_source(script):
+    gen = _generator(script)
     core = gen.find_source()
     a, b = gen.generate(core), gen.generate(core)
     assert a == b

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import os
 import random
 import subprocess
 import sys
@@ -22,7 +23,11 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[3]
+# the envport repository (its tools/ builds the ROMs): this checkout, else $ENVPORT_REPO_ROOT (a
+# work dir of envport generate is a copy of the package only), else the current directory
+REPO = next((d for d in Path(__file__).resolve().parents
+             if (d / "tools" / "build_emurust_roms.py").is_file()),
+            Path(os.environ.get("ENVPORT_REPO_ROOT") or "."))
 FRAMES = 10_000
 BUTTONS = ("a", "b", "start", "select", "left", "right", "up", "down")
 # Wall-clock limit per subprocess: a 10,000-frame run takes a few seconds here; PyBoy hangs on

@@ -42,9 +42,26 @@ from emurust.verify import (
 )
 
 PACKAGE_DIR = Path(__file__).resolve().parents[2]  # packages/emurust in a checkout
-REPO_DIR = PACKAGE_DIR.parents[1]
 ROM_SOURCES = PACKAGE_DIR / "roms"
-BUILD_SCRIPT = REPO_DIR / "tools" / "build_emurust_roms.py"
+BUILD_TOOL = Path("tools") / "build_emurust_roms.py"  # relative to the envport repository
+
+
+def repo_dir() -> Path:
+    """The envport repository whose ``tools/`` builds emurust's test ROMs and generates its
+    sources: the checkout this package lives in (the nearest parent with ``tools/``), else
+    ``$ENVPORT_REPO_ROOT`` (``envport generate`` sets it for the sandboxed code of a work dir,
+    which is a copy of the package only), else the current directory. The last candidate is
+    returned when none has the tools, so that an error names where they were looked for."""
+    env = os.environ.get("ENVPORT_REPO_ROOT")
+    candidates = [*PACKAGE_DIR.parents, *([Path(env)] if env else []), Path.cwd()]
+    for d in candidates:
+        if (d / BUILD_TOOL).is_file():
+            return d
+    return candidates[-1]
+
+
+REPO_DIR = repo_dir()
+BUILD_SCRIPT = REPO_DIR / BUILD_TOOL
 # used when the sources are not next to the package (an installed wheel)
 DEFAULT_ROMS = ("cpu_alu", "cpu_cb", "interrupts", "game")
 
@@ -68,7 +85,8 @@ def build_roms(out_dir: Path | None = None) -> dict[str, Path]:
     if not BUILD_SCRIPT.is_file():
         raise FileNotFoundError(
             f"{BUILD_SCRIPT} not found: emurust's test ROMs are built from the envport repository "
-            "(python tools/build_emurust_roms.py); or point EMURUST_ROMS at built ROMs")
+            "(python tools/build_emurust_roms.py; outside a checkout, ENVPORT_REPO_ROOT names it); "
+            "or point EMURUST_ROMS at built ROMs")
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("build_emurust_roms", BUILD_SCRIPT)
