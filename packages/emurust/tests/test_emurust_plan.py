@@ -134,3 +134,83 @@ def test_cli_prompt_repair_and_optimise(capsys, tmp_path):
     out = capsys.readouterr().out
     assert "Optimise emurust" in out and "## Checklist (Rust)" in out
     assert "no benchmark yet" in out and "- tests/test_emurust_vec.py" in out
+
+
+def test_plan_says_how_a_work_dir_is_built_and_checked():
+    """What ``envport generate`` needs of a crate (issue 5): the Python package under python/,
+    the release extension built into the env's build cache and copied where python/ imports it,
+    ``cargo test`` as L1's native tests, target/ left out of the work dir's copy."""
+    from envport.generate import agent, tools
+
+    assert PLAN.python_roots == ("python",) and "target" in PLAN.copy_ignore
+    assert tools.module_names((m.target for m in PLAN.modules), PLAN.python_roots) == (
+        "emurust.utils", "emurust.pyboy", "emurust.vec")
+    link, cargo_build, copy = PLAN.build
+    assert cargo_build[:4] == ("env", "PYO3_PYTHON={python}", "cargo", "build")
+    assert "--release" in cargo_build and "--locked" in cargo_build
+    assert cargo_build[cargo_build.index("--features") + 1] == "extension-module"
+    # the artifacts go to the cache, never to this checkout's target/ or python/emurust/
+    assert cargo_build[cargo_build.index("--target-dir") + 1] == "{cache}/target"
+    assert copy[0] == "{python}" and copy[-2:] == (
+        "{cache}/target/release/libemurust.so", "python/emurust/_emurust.abi3.so")
+    assert link[-2:] == ("{package}/target/vectors", "target/vectors")
+    [cargo_test] = PLAN.native_tests
+    assert cargo_test[:3] == ("cargo", "test", "--locked") and "{cache}/target" in cargo_test
+    ignore = agent.copy_ignore(PLAN)
+    assert {"target", "build", "_emurust.abi3.so"} <= set(
+        ignore(str(PACKAGE_DIR), ["target", "build", "_emurust.abi3.so", "src", "python"]))
+
+
+def test_link_vectors_step(tmp_path):
+    """The build's first step links target/vectors to the checkout's (the Rust tests read them
+    from the crate's own target/), and says how to make them when there are none."""
+    link = PLAN.build[0]
+    work, vectors = tmp_path / "work", tmp_path / "pkg/target/vectors"
+    work.mkdir()
+    run = [sys.executable, *link[1:-2], str(vectors), "target/vectors"]
+    missing = subprocess.run(run, cwd=work, capture_output=True, text=True)
+    assert missing.returncode != 0 and "./dev tests" in missing.stderr
+    vectors.mkdir(parents=True)
+    for _ in range(2):  # idempotent: every L1 check runs it
+        subprocess.run(run, cwd=work, check=True)
+    assert (work / "target/vectors").resolve() == vectors.resolve()
+
+
+@needs_pyboy
+def test_generated_files_tests_find_the_tools_from_a_copy(tmp_path):
+    """A work dir of ``envport generate`` is a copy of the package only (its python/ first on
+    PYTHONPATH): the tests that rerun the repository's generators find tools/ through
+    ENVPORT_REPO_ROOT (which the generator sets) and check the copy's own files; without it,
+    they fail saying where they looked (no skip)."""
+    import os
+    import shutil
+
+    from emurust.port import repo_dir
+
+    copy = tmp_path / "work"
+    shutil.copytree(PACKAGE_DIR / "tests", copy / "tests",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    # the Python package with the installed extension, copied (not rebuilt)
+    shutil.copytree(PACKAGE_DIR / "python", copy / "python",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("opcodes.rs", "sound_template.rs"):
+        (copy / "src").mkdir(exist_ok=True)
+        shutil.copy(PACKAGE_DIR / "src" / name, copy / "src" / name)
+    tests = ["tests/test_opcodes_generated.py", "tests/test_sound_template.py"]
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests]
+    env = {k: v for k, v in os.environ.items() if k != "ENVPORT_REPO_ROOT"}
+    env["PYTHONPATH"] = str(copy / "python")
+
+    def run(*args, **extra):
+        return subprocess.run([*cmd, *args], cwd=copy, capture_output=True, text=True,
+                              timeout=300, env={**env, **extra})
+
+    ok = run(ENVPORT_REPO_ROOT=str(repo_dir()))
+    assert ok.returncode == 0 and "4 passed" in ok.stdout, ok.stdout + ok.stderr
+    lost = run()  # outside the checkout, no ENVPORT_REPO_ROOT: a failure that says why
+    assert lost.returncode == 1 and "skipped" not in lost.stdout, lost.stdout
+    assert f"the envport repository's tools/ is not at {copy / 'tools'}" in lost.stdout
+    # the copy's own file is the one checked: a changed opcodes.rs fails
+    (copy / "src/opcodes.rs").write_text("// hand edit\n")
+    changed = run(ENVPORT_REPO_ROOT=str(repo_dir()))
+    assert changed.returncode == 1 and "src/opcodes.rs differs" in changed.stdout

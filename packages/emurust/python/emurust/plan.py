@@ -100,12 +100,49 @@ CONSTRAINTS = """\
   from the installed package, never copied into the repository.
 - Checks: `cargo test` in packages/emurust (unit tests, and differential vectors recorded from
   PyBoy by tools/emurust_vectors.py, emurust_lcd_vectors.py and emurust_cpu_vectors.py into
-  target/vectors); then the pytest files, against the extension built by maturin (`uv sync`)."""
+  target/vectors); then the pytest files, against the extension built by maturin (`uv sync`).
+  In `envport generate`, run_tests builds the release extension into python/emurust, runs
+  `cargo test --locked`, then the pytest files: a compiler error or a failing Rust test is an L1
+  failure. The crate compiles as a whole: every module of src/lib.rs must exist."""
+
+# -- envport generate: how a work dir (a copy of this package without target/) is built and checked
+# The release extension (what maturin builds) goes to the env's build cache, shared by all runs so
+# that only the crate itself recompiles, then where python/ imports it from; the Rust tests read
+# the PyBoy vectors from target/vectors, linked to this checkout's (`./dev tests` makes them).
+# PYO3_PYTHON: PyO3 configures itself for the interpreter that will import the extension (as
+# maturin does), not for whichever python3 comes first on PATH.
+TARGET_DIR = "{cache}/target"
+EXTENSION = "python/emurust/_emurust.abi3.so"
+COPY_EXTENSION = "import shutil, sys; shutil.copyfile(sys.argv[1], sys.argv[2])"
+LINK_VECTORS = """\
+import os, sys
+src, dst = sys.argv[1], sys.argv[2]
+if not os.path.isdir(src):
+    sys.exit(f"no PyBoy vectors at {src}: emurust's cargo tests replay them. Make them in the "
+             f"checkout first: ./dev tests (or python tools/emurust_vectors.py, "
+             f"emurust_lcd_vectors.py and emurust_cpu_vectors.py --system, with pyboy==2.8.1)")
+if not os.path.lexists(dst):
+    os.makedirs(os.path.dirname(dst), exist_ok=True)
+    os.symlink(src, dst)
+"""
+BUILD = (
+    ("{python}", "-c", LINK_VECTORS, "{package}/target/vectors", "target/vectors"),
+    ("env", "PYO3_PYTHON={python}", "cargo", "build", "--release", "--locked", "--features",
+     "extension-module", "--manifest-path", "Cargo.toml", "--target-dir", TARGET_DIR),
+    ("{python}", "-c", COPY_EXTENSION, f"{TARGET_DIR}/release/libemurust.so", EXTENSION),
+)
+NATIVE_TESTS = (
+    ("cargo", "test", "--locked", "--manifest-path", "Cargo.toml", "--target-dir", TARGET_DIR),
+)
 
 PLAN = TranslationPlan(
     package_dir=PACKAGE_DIR,
     language="rust",
     constraints=CONSTRAINTS,
+    python_roots=("python",),
+    build=BUILD,
+    native_tests=NATIVE_TESTS,
+    copy_ignore=("target",),
     modules=[
         ModulePlan(
             name="error",
