@@ -1,7 +1,7 @@
 //! Vectorised env over `frame::Emulator` (new code, no PyBoy counterpart; LGPL-3.0 as the crate).
 //!
-//! `VecEmulator` steps N emulators on Rust threads (`std::thread::scope`, one chunk of envs per
-//! thread) with the GIL released. Actions come in as one button bitmask per env (bit i = button
+//! `VecEmulator` steps N emulators on Rust threads (its own persistent rayon pool, one chunk of
+//! envs per thread) with the GIL released. Actions come in as one button bitmask per env (bit i = button
 //! `frame::BUTTONS[i]`: up, down, right, left, a, b, select, start; a set bit holds the button).
 //! A step turns the change of mask into PyBoy's press/release events (exactly what
 //! `PyBoy.button_press`/`button_release` queue, applied at the start of the next frame), runs
@@ -12,6 +12,7 @@
 //! So N=1 equals a single `emurust.PyBoy` driven the same way, bit for bit.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+
 
 use numpy::ndarray::{ArrayView1, ArrayView2};
 use numpy::{PyArray1, PyArray2, PyReadonlyArray1};
@@ -187,6 +188,11 @@ pub fn step_slot(
     Ok(StepOut { reward, terminal, truncated })
 }
 
+/// One chunk of envs and its slices of the output buffers, as the zipped `chunks_mut` yield
+/// them: ((((slots, observations), rewards), terminals), truncations).
+type ChunkBufs<'a> =
+    ((((&'a mut [Slot], &'a mut [u8]), &'a mut [f32]), &'a mut [bool]), &'a mut [bool]);
+
 /// N emulators stepped in parallel (see the module comment).
 #[pyclass(module = "emurust._emurust")]
 pub struct VecEmulator {
@@ -199,6 +205,8 @@ pub struct VecEmulator {
     pub spec: RewardSpec,
     pub auto_reset: bool,
     pub threads: usize,
+    /// `threads - 1` workers that live as long as the env (None: one thread, steps run inline).
+    pub pool: Option<rayon::ThreadPool>,
     pub obs: Box<[u8]>,
     pub rewards: Box<[f32]>,
     pub terminals: Box<[bool]>,
@@ -214,58 +222,62 @@ impl VecEmulator {
         let (kind, frameskip, spec, auto_reset) = (self.kind, self.frameskip, self.spec, self.auto_reset);
         let rom = &self.rom[..];
         let start = self.start_state.as_deref();
-        let results: Vec<Result<(), EmuError>> = std::thread::scope(|s| {
-            let handles: Vec<_> = self
-                .slots
-                .chunks_mut(chunk)
-                .zip(self.obs.chunks_mut(chunk * size))
-                .zip(self.rewards.chunks_mut(chunk))
-                .zip(self.terminals.chunks_mut(chunk))
-                .zip(self.truncations.chunks_mut(chunk))
-                .zip(masks.chunks(chunk))
-                .map(|(((((slots, obs), rew), term), trunc), acts)| {
-                    let work = move || -> Result<(), EmuError> {
-                        for (i, slot) in slots.iter_mut().enumerate() {
-                            let o = step_slot(
-                                slot,
-                                acts[i],
-                                frameskip,
-                                kind,
-                                &spec,
-                                rom,
-                                start,
-                                auto_reset,
-                                &mut obs[i * size..(i + 1) * size],
-                            )?;
-                            rew[i] = o.reward;
-                            term[i] = o.terminal;
-                            trunc[i] = o.truncated;
-                        }
-                        Ok(())
-                    };
-                    if n <= chunk {
-                        // one chunk: run on this thread, no spawn
-                        Err(work)
-                    } else {
-                        Ok(s.spawn(move || {
-                            catch_unwind(AssertUnwindSafe(work)).unwrap_or_else(|p| {
-                                Err(EmuError::InvalidInput(format!(
-                                    "internal error in a worker: {}",
-                                    p.downcast_ref::<&str>().copied().unwrap_or("panic")
-                                )))
-                            })
-                        }))
-                    }
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| match h {
-                    Ok(j) => j.join().unwrap_or_else(|_| Err(EmuError::InvalidInput("worker panicked".into()))),
-                    Err(mut work) => work(),
-                })
-                .collect()
+        let work = |((((slots, obs), rew), term), trunc): ChunkBufs<'_>,
+                    acts: &[u8]|
+         -> Result<(), EmuError> {
+            for (i, slot) in slots.iter_mut().enumerate() {
+                let o = step_slot(
+                    slot,
+                    acts[i],
+                    frameskip,
+                    kind,
+                    &spec,
+                    rom,
+                    start,
+                    auto_reset,
+                    &mut obs[i * size..(i + 1) * size],
+                )?;
+                rew[i] = o.reward;
+                term[i] = o.terminal;
+                trunc[i] = o.truncated;
+            }
+            Ok(())
+        };
+        let slots: &mut [Slot] = &mut self.slots;
+        let mut chunks = slots
+            .chunks_mut(chunk)
+            .zip(self.obs.chunks_mut(chunk * size))
+            .zip(self.rewards.chunks_mut(chunk))
+            .zip(self.terminals.chunks_mut(chunk))
+            .zip(self.truncations.chunks_mut(chunk))
+            .zip(masks.chunks(chunk));
+        let Some((first, first_acts)) = chunks.next() else {
+            return Ok(());
+        };
+        let Some(pool) = self.pool.as_ref() else {
+            // one thread: every chunk here, in order
+            work(first, first_acts)?;
+            return chunks.try_for_each(|(bufs, acts)| work(bufs, acts));
+        };
+        // The calling thread steps the first chunk itself while the pool's workers (threads - 1)
+        // take the others: one wake-up per worker per step, none for the caller.
+        let rest: Vec<_> = chunks.collect();
+        let mut results: Vec<Result<(), EmuError>> = (0..rest.len()).map(|_| Ok(())).collect();
+        let mut mine = Ok(());
+        pool.in_place_scope(|s| {
+            for ((bufs, acts), out) in rest.into_iter().zip(results.iter_mut()) {
+                s.spawn(move |_| {
+                    *out = catch_unwind(AssertUnwindSafe(|| work(bufs, acts))).unwrap_or_else(|p| {
+                        Err(EmuError::InvalidInput(format!(
+                            "internal error in a worker: {}",
+                            p.downcast_ref::<&str>().copied().unwrap_or("panic")
+                        )))
+                    });
+                });
+            }
+            mine = work(first, first_acts);
         });
+        mine?;
         results.into_iter().collect::<Result<Vec<()>, _>>().map(|_| ())
     }
 
@@ -338,6 +350,17 @@ impl VecEmulator {
             spec,
             auto_reset,
             threads,
+            pool: if threads > 1 && num_envs > 1 {
+                // the caller steps one chunk itself, the pool the others
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads.min(num_envs) - 1)
+                    .thread_name(|i| format!("emurust-vec-{i}"))
+                    .build()
+                    .map_err(|e| raise(py, "PyBoyException", format!("worker threads: {e}")))?;
+                Some(pool)
+            } else {
+                None
+            },
             obs: vec![0u8; num_envs * kind.size()].into_boxed_slice(),
             rewards: vec![0f32; num_envs].into_boxed_slice(),
             terminals: vec![false; num_envs].into_boxed_slice(),
