@@ -5,7 +5,7 @@ It is part of an env package's translation spec (``EnvPort.plan``); the prompt t
 generation loop read it, so the core itself stays free of any one env's knowledge.
 
 A package that is not pure Python declares how its work dir is built and checked
-(``python_roots``, ``build``, ``native_tests``, ``copy_ignore``). Their command lines may name
+(``python_roots``, ``build``, ``native_tests``, ``copy_ignore``, ``builds_as_whole``). Their command lines may name
 these placeholders, replaced when a run starts (:func:`expand`):
 
 - ``{python}``: the interpreter running ``envport generate``;
@@ -66,6 +66,11 @@ class TranslationPlan:
     native_tests: Sequence[Command] = ()
     # more names (glob patterns) the work dir's copy of the package leaves out, e.g. "target"
     copy_ignore: Sequence[str] = ()
+    # the package builds only with every module's file present (a Rust crate, whose modules may
+    # even depend on each other in cycles): while a run still lacks some, a module's L1 phase is
+    # deferred; the module that completes the package runs the L1 checks of all the deferred
+    # ones together (build, native tests, their tests) and repairs them as a whole
+    builds_as_whole: bool = False
 
     def __post_init__(self) -> None:
         for root in self.python_roots:

@@ -15,6 +15,11 @@
             p failed T times (budget.iterations) -> m needs a human at phase p; the run stops
         (compose, L2 and L3 need every module of the plan: a module before the plan's last
         passes on L1, and the module that completes the package is checked through L3)
+        a plan that builds as a whole (``builds_as_whole``, a Rust crate), while files of the
+        plan are missing: m's L1 phase is deferred (its iteration's verdict), no check runs and
+        the loop goes on; the module that completes the package runs L1 on all the deferred
+        modules and itself together (build, native tests, all their tests), its repairs naming
+        every one of their files, then compose, L2, L3 as above
 
     optionally (``optimise``), once everything passed, for k in 1..T:
         bench the work dir; prompt = optimise(bench table, checklist)
@@ -125,7 +130,9 @@ class Iteration:
     tests: dict | None = None
     verification: dict | None = None
     failure: dict | None = None
-    verdict: str = ""   # "passed", "failed", "budget exhausted"; optimise: "kept", "reverted"
+    verdict: str = ""   # "passed", "failed", "budget exhausted", "deferred" (phase L1 of a plan
+                        # that builds as a whole, while files of the plan are missing: unchecked,
+                        # phase_iteration 0); optimise: "kept", "reverted"
     bench: dict | None = None  # optimise: the bench after a kept change
 
 
@@ -157,6 +164,8 @@ class Generation:
         self.last_levels: dict = {}
         self.verified = False  # a verification produced a report (the package composed)
         self.needs_human_at: dict | None = None
+        self.waiting: list[ModulePlan] = []   # builds_as_whole: modules whose L1 was deferred
+        self.together: list[ModulePlan] = []  # the modules the current L1 phase checks
         self.benches: list[dict] = []  # optimise: the baseline, then one per kept change
         self.recorded_benches: list[dict] | None = None  # set by replay and resume
         self.tool_verifies: dict[tuple[str, int], int] = {}
@@ -236,7 +245,9 @@ class Generation:
         self.rec.write_json("run.json", info)
 
     def _templates(self) -> list[str]:
-        return [prompts.template_name(k).removesuffix(".md") for k in ("system", *prompts.KINDS)]
+        kinds = ("system", *prompts.KINDS, *((prompts.WHOLE,) if self.plan.builds_as_whole
+                                             else ()))
+        return [prompts.template_name(k).removesuffix(".md") for k in kinds]
 
     # -- one conversation ---------------------------------------------------------------------
     def _converse(self, text: str, it: Iteration) -> None:
@@ -301,6 +312,10 @@ class Generation:
     def _complete(self) -> bool:
         return all((self.work / m.target).exists() for m in self.plan.modules)
 
+    def _defer(self) -> bool:
+        """A plan that builds as a whole cannot build (so check L1) while files are missing."""
+        return self.plan.builds_as_whole and not self._complete()
+
     def _check_paths(self, tests: list[str], it: Iteration) -> Failure | None:
         """The L1 tests: the package's build and native tests (if it declares them), then
         pytest on those of ``tests`` that exist."""
@@ -356,7 +371,17 @@ class Generation:
                     self.needs_human_at = {"module": module.name, "phase": phase, "iterations": n}
                     needs_human = (f"module {module.name!r} still fails after {n} iterations of "
                                    f"phase {phase} ({failure.level}: {failure.summary})")
+                    if phase == "L1" and len(self.together) > 1:
+                        names = [m.name for m in self.together]
+                        self.needs_human_at["together"] = names
+                        needs_human += (f"; the package builds as a whole: L1 checked modules "
+                                        f"{', '.join(names)} together")
                     break
+            if status == "passed" and self.waiting:
+                status = "incomplete"
+                needs_human = (f"the L1 checks of modules "
+                               f"{', '.join(m.name for m in self.waiting)} never ran: the "
+                               f"package builds as a whole and files of the plan are missing")
             if status == "passed" and self.config.optimise and self.verified:
                 self._optimise()
         except BudgetExhausted as exc:
@@ -401,6 +426,17 @@ class Generation:
             it = Iteration(module.name, kind, n, self.rec.prompt(kind, module.name, n, prompt.text))
             self.log.append(it)
             self._converse(prompt.text, it)
+            if self._defer():  # nothing can be checked before the package builds
+                it.phase, it.checks, it.verdict = "L1", {"L1": "deferred"}, "deferred"
+                self._log(it)
+                self.waiting.append(module)
+                return None
+            if self.waiting:  # this module completed the package: L1 on all of them at once
+                self.together, self.waiting = [*self.waiting, module], []
+                tests = list(dict.fromkeys(t for m in self.together
+                                           for t in (*m.tests, prompts.l1_test_file(m))))
+            elif kind == "translate":
+                self.together = [module]
             phase, failure = self._check(tests, it)
             used[phase] += 1
             it.phase, it.phase_iteration = phase, used[phase]
@@ -412,11 +448,16 @@ class Generation:
             budget = self.budget()
             if used[phase] >= budget.iterations:
                 return phase, used[phase], failure
-            prompt = prompts.repair_prompt(
-                self.port, module, failure, iteration=n + 1, phase=phase,
-                budget_left=f"iteration {used[phase] + 1} of at most {budget.iterations} for "
-                            f"phase {phase}; ${max(0.0, budget.usd - self.cost.usd):.2f}, "
-                            f"{max(0, budget.tokens - self.cost.tokens)} tokens")
+            left = (f"iteration {used[phase] + 1} of at most {budget.iterations} for phase "
+                    f"{phase}; ${max(0.0, budget.usd - self.cost.usd):.2f}, "
+                    f"{max(0, budget.tokens - self.cost.tokens)} tokens")
+            if phase == "L1" and len(self.together) > 1:
+                prompt = prompts.repair_whole_prompt(self.port, self.together, failure,
+                                                     iteration=n + 1, phase=phase,
+                                                     budget_left=left)
+            else:
+                prompt = prompts.repair_prompt(self.port, module, failure, iteration=n + 1,
+                                               phase=phase, budget_left=left)
             kind = "repair"
 
     # -- optimise ---------------------------------------------------------------------------
@@ -487,6 +528,7 @@ class Generation:
             "iterations_per_phase": {
                 m.name: {p: sum(1 for it in self.log if it.module == m.name and it.phase == p)
                          for p in self.phases} for m in self.modules},
+            "deferred": sum(1 for it in self.log if it.verdict == "deferred"),
             "verifications": self.verifications, "tests_written": self.written,
             "tokens": totals["tokens"], "usd": totals["usd"], "cost": totals,
             "retries": getattr(self.model, "retries", 0), "wall_s": round(wall_s, 2),

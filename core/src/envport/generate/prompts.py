@@ -20,8 +20,12 @@ from envport.registry import EnvPort
 
 TEMPLATE_VERSION = "v1"  # the version of a kind not listed in TEMPLATE_VERSIONS
 # each kind's current template; older versions stay in templates/ for the runs that used them
-TEMPLATE_VERSIONS = {"system": "v1", "translate": "v1", "repair": "v2", "optimise": "v1"}
+TEMPLATE_VERSIONS = {"system": "v1", "translate": "v1", "repair": "v2", "optimise": "v1",
+                     "repair_whole": "v1"}
 KINDS = ("translate", "repair", "optimise")
+# a plan that builds as a whole (``TranslationPlan.builds_as_whole``) repairs the L1 phase of the
+# modules checked together with this one (its prompt's kind is still "repair")
+WHOLE = "repair_whole"
 LANGUAGES = ("jax", "rust")
 
 
@@ -69,9 +73,18 @@ def require_plan(port: EnvPort) -> TranslationPlan:
 
 def _checklist(plan: TranslationPlan, which: str) -> str:
     text = template_text(f"languages/{plan.language}.{which}.md").rstrip()
+    if which == "constraints" and plan.builds_as_whole:
+        text += "\n" + BUILDS_AS_WHOLE
     if which == "constraints" and plan.constraints:
         text += "\n" + plan.constraints.rstrip()
     return text
+
+
+BUILDS_AS_WHOLE = """\
+- The package builds only as a whole, with every module's file present. While files of the plan
+  are still missing, `run_tests` cannot build and a module's L1 checks wait: once the last
+  missing file is written they run (build, native tests, every waiting module's tests) on all of
+  the modules written so far together."""
 
 
 def l1_test_file(module: ModulePlan) -> str:
@@ -128,6 +141,23 @@ def repair_prompt(port: EnvPort, module: ModulePlan, failure: Failure, iteration
         "level": failure.level, "phase": phase or phase_of(failure.level),
         "summary": failure.summary, "case": failure.case,
         "tests": _tests(port, module, everything=True), "l1_test_file": l1_test_file(module),
+        "iteration": iteration, "budget_left": budget_left,
+    })
+
+
+def repair_whole_prompt(port: EnvPort, modules: list[ModulePlan], failure: Failure,
+                        iteration: int = 1, budget_left: str = "unknown",
+                        phase: str | None = None) -> Prompt:
+    """The repair of an L1 phase run on ``modules`` together (a plan that builds as a whole): the
+    last of them completed the package; the prompt names every one's file and tests."""
+    require_plan(port)
+    files = [t for m in modules for t in (*m.tests, l1_test_file(m))]
+    return render(WHOLE, {
+        "env": port.name, "module": modules[-1].name,
+        "modules": "\n".join(f"- `{m.name}`: {m.target}" for m in modules),
+        "level": failure.level, "phase": phase or phase_of(failure.level),
+        "summary": failure.summary, "case": failure.case,
+        "tests": "\n".join(f"- {f}" for f in dict.fromkeys(files)),
         "iteration": iteration, "budget_left": budget_left,
     })
 

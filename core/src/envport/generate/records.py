@@ -245,6 +245,9 @@ def render_markdown(s: dict) -> str:
              f"in {s['cost']['calls']} model calls; cost: ${s['usd']:.4f}",
              f"- wall time: {s['wall_s']:.1f} s", f"- tests written: {', '.join(s['tests_written']) or 'none'}",
              f"- final levels: {json.dumps(s['final_levels'])}", ""]
+    if s.get("deferred"):
+        lines[-1:-1] = [f"- deferred: {s['deferred']} L1 phase(s) waited for the whole package "
+                        f"(it builds only with every module present)"]
     if s.get("needs_human"):
         lines += [f"**Needs a human:** {s['needs_human']}", ""]
     per_phase = s.get("iterations_per_phase") or {}
@@ -265,7 +268,7 @@ def render_markdown(s: dict) -> str:
         ver = "—" if it["verification"] is None else ("pass" if it["verification"]["passed"] else "FAIL")
         checks = ", ".join(f"{p} {'ok' if r == 'passed' else r.upper()}"
                            for p, r in (it.get("checks") or {}).items()) or "—"
-        phase = f"{it['phase']} ({it['phase_iteration']})" if it.get("phase") else "—"
+        phase = f"{it['phase']} ({it['phase_iteration'] or '—'})" if it.get("phase") else "—"
         lines.append(f"| {i} | {it['module']} | {it.get('kind', '')} | {phase} | {checks} | "
                      f"{tests} | {ver} | {it['verdict']} |")
     lines.append("")
