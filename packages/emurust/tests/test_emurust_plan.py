@@ -36,6 +36,8 @@ def test_plan_is_the_ports_and_validates():
     assert PLAN.language == "rust" and PLAN.language in prompts.LANGUAGES
     assert PLAN.package_dir == PACKAGE_DIR and (PACKAGE_DIR / "Cargo.toml").is_file()
     assert dataclasses.replace(PLAN).modules == PLAN.modules  # TranslationPlan's own checks rerun
+    # a crate compiles as a whole: a run of several modules checks L1 once all are written
+    assert PLAN.builds_as_whole
     for text in ("PyBoy 2.8.1", "sound_emulated=False", "wrapping_", "Catch-up", "catch_unwind",
                  "LGPL-3.0"):
         assert text in PLAN.constraints, text

@@ -10,6 +10,13 @@ Given, not in the plan: ``Cargo.toml``, ``src/lib.rs`` (the module tree), the ge
 ``src/sound_template.rs`` (``tools/emurust_sound_template.py``) and ``src/bootrom_dmg.bin``
 (``tools/emurust_bootrom.py``), and the harness (``port.py``, ``verify.py``, ``jax_env.py``,
 ``bench.py``, ``puffer.py``), which is envport's side of the port, not a translation.
+
+The crate compiles only as a whole, and some of its modules depend on each other in cycles
+(cartridge <-> mbc1/2/3/5, opcodes <-> cpu <-> mb), so the plan sets ``builds_as_whole``: a run of
+the whole plan (or of several modules) starts without their files, defers each module's L1 phase
+while files are missing, and once the last one is written runs the build, ``cargo test`` and every
+written module's pytest files on all of them together, repairing the crate as a whole. A run of
+one module (``--modules timer``, the others present) builds and checks it right away.
 """
 
 from __future__ import annotations
@@ -143,6 +150,7 @@ PLAN = TranslationPlan(
     build=BUILD,
     native_tests=NATIVE_TESTS,
     copy_ignore=("target",),
+    builds_as_whole=True,
     modules=[
         ModulePlan(
             name="error",
