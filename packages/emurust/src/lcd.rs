@@ -278,6 +278,29 @@ macro_rules! view {
     };
 }
 
+/// PyBoy's sprite selection for line `ly` (its two per-line OAM scans): the OAM offsets of the
+/// first ten sprites, in OAM order, with `y <= ly < y + height`, `y` = OAM Y - 16.
+pub fn scan_line_sprites(
+    oam: &[u8; OBJECT_ATTRIBUTE_MEMORY],
+    ly: i32,
+    tall: bool,
+) -> ([u8; 10], usize) {
+    let height = if tall { 16 } else { 8 };
+    let mut sprites = [0u8; 10];
+    let mut count = 0usize;
+    for offset in (0..OBJECT_ATTRIBUTE_MEMORY).step_by(4) {
+        let y = oam[offset] as i32 - 16;
+        if y <= ly && ly < y + height {
+            sprites[count] = offset as u8;
+            count += 1;
+            if count == 10 {
+                break;
+            }
+        }
+    }
+    (sprites, count)
+}
+
 /// PyBoy's `LCD` (DMG). Field names are PyBoy's in snake_case without leading underscores
 /// (`_LCDC` -> `lcdc`, `_STAT` -> `stat`, `_cycles_to_interrupt` -> `cycles_to_interrupt`).
 #[derive(Clone)]
@@ -513,19 +536,35 @@ impl Lcd {
         self.line_sprites_height = height;
     }
 
-    /// `mode3_sprite_penalty` over the line sprite table (equal to the 40-entry scan of
-    /// `mode3_sprite_penalty_uncached`, checked by a test).
+    /// `mode3_sprite_penalty` over the line sprite table (the same selection as PyBoy's 40-entry
+    /// scan in `mode3_sprite_penalty_uncached`, checked by a test).
     pub fn mode3_sprite_penalty(&mut self, ly: i32) -> i32 {
         if !self.lcdc.sprite_enable {
             return 0;
         }
         // `ly` is LY (0-255) at every call.
         let (sprites, count) = self.sprites_on_line(ly as u8);
-        let mut penalty: i32 = 0;
+        self.sprite_penalty_of(&sprites[..count])
+    }
+
+    /// PyBoy's 40-entry OAM scan (kept for `cycles_to_mode0` and as the reference of the line
+    /// sprite table in the tests).
+    pub fn mode3_sprite_penalty_uncached(&self, ly: i32) -> i32 {
+        if !self.lcdc.sprite_enable {
+            return 0;
+        }
+        let (sprites, count) = scan_line_sprites(&self.oam, ly, self.lcdc.sprite_height);
+        self.sprite_penalty_of(&sprites[..count])
+    }
+
+    /// PyBoy's mode-3 sprite penalty of a line whose sprites (OAM offsets, in OAM order, at most
+    /// ten) are `sprites`.
+    fn sprite_penalty_of(&self, sprites: &[u8]) -> i32 {
         let mut group_count = 0;
+        let mut penalty: i32 = 0;
         // X positions already seen (bits 0-127 and 128-167)
         let (mut seen_lo, mut seen_hi) = (0u128, 0u64);
-        for &offset in &sprites[..count] {
+        for &offset in sprites {
             let x = self.oam[offset as usize + 1] as i32;
             if x < 168 {
                 penalty += 6;
@@ -548,71 +587,15 @@ impl Lcd {
                 }
             }
         }
-        if count != 0 && group_count == 0 {
+        if sprites.is_empty() {
+            return 0;
+        }
+        if group_count == 0 {
             // A line with only off-screen objects skips one machine cycle of mode-3 startup.
             return -4;
         }
-        if count == 0 {
-            return 0;
-        }
-        (penalty - 7).max(0)
-    }
-
-    /// PyBoy's scan of all 40 OAM entries (kept for `cycles_to_mode0` and as the reference of
-    /// `mode3_sprite_penalty` in the tests).
-    pub fn mode3_sprite_penalty_uncached(&self, ly: i32) -> i32 {
-        if !self.lcdc.sprite_enable {
-            return 0;
-        }
-        let spriteheight = if self.lcdc.sprite_height { 16 } else { 8 };
-        let mut spritecount = 0;
-        let mut group_count = 0;
-        let mut penalty: i32 = 0;
-        let (mut seen_x0, mut seen_x1, mut seen_x2) = (0u64, 0u64, 0u64);
-        for index in (0..OBJECT_ATTRIBUTE_MEMORY).step_by(4) {
-            let y = self.oam[index] as i32 - 16;
-            if y <= ly && ly < y + spriteheight {
-                let x = self.oam[index + 1] as i32;
-                if x < 168 {
-                    penalty += 6;
-                    let duplicate;
-                    if x < 64 {
-                        let m = 1u64 << x;
-                        duplicate = seen_x0 & m != 0;
-                        seen_x0 |= m;
-                    } else if x < 128 {
-                        let m = 1u64 << (x - 64);
-                        duplicate = seen_x1 & m != 0;
-                        seen_x1 |= m;
-                    } else {
-                        let m = 1u64 << (x - 128);
-                        duplicate = seen_x2 & m != 0;
-                        seen_x2 |= m;
-                    }
-                    if !duplicate {
-                        group_count += 1;
-                        let alignment = 5 - ((x + self.scx as i32 - 8) & 7);
-                        if alignment > 0 {
-                            penalty += alignment;
-                        }
-                    }
-                }
-                spritecount += 1;
-                if spritecount == 10 {
-                    break;
-                }
-            }
-        }
-        if spritecount != 0 && group_count == 0 {
-            // A line with only off-screen objects skips one machine cycle of mode-3 startup.
-            return -4;
-        }
-        if spritecount == 0 {
-            return 0;
-        }
-        penalty = (penalty - 7).max(0);
         // CGB hardware rounds the penalty up to 4 cycles (dropped).
-        penalty
+        (penalty - 7).max(0)
     }
 
     pub fn mode3_timing_adjustment(&mut self, ly: i32) -> i32 {
@@ -1204,19 +1187,7 @@ impl Renderer {
         if !lcd.lcdc.sprite_enable || lcd.disable_renderer || !(0..ROWS as i32).contains(&ly) {
             return;
         }
-        let spriteheight: i32 = if lcd.lcdc.sprite_height { 16 } else { 8 };
-        let mut sprites = [0u8; 10];
-        let mut sprite_count = 0usize;
-        for n in (0..OBJECT_ATTRIBUTE_MEMORY).step_by(4) {
-            let y = lcd.oam[n] as i32 - 16;
-            if y <= ly && ly < y + spriteheight {
-                sprites[sprite_count] = n as u8;
-                sprite_count += 1;
-            }
-            if sprite_count == 10 {
-                break;
-            }
-        }
+        let (sprites, sprite_count) = scan_line_sprites(lcd.oam, ly, lcd.lcdc.sprite_height);
         self.draw_sprites(ly, ignore_priority, lcd, &sprites[..sprite_count]);
     }
 

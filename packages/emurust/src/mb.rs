@@ -299,15 +299,13 @@ impl Motherboard {
 
             let cycles = self.cpu.cycles;
             // self.sound.tick(cycles): deferred to the end of the frame (it only stores `cycles`).
-            if self.serial_quiet {
-                self.serial_pending = cycles;
-            } else {
+            if !self.serial_quiet {
                 if self.serial.tick(cycles) {
                     self.cpu.set_interruptflag(INTR_SERIAL);
                 }
-                self.serial_pending = cycles;
                 self.serial_quiet = self.serial.transfer_enabled == 0;
             }
+            self.serial_pending = cycles;
             if cycles < self.timer_quiet_until {
                 self.timer_pending = cycles;
             } else {
@@ -353,7 +351,7 @@ impl Motherboard {
     /// Apply the deferred timer catch-up (PyBoy's state after its last per-event tick) and stop
     /// deferring until the frame loop re-arms: the caller is about to read or write the timer.
     #[inline]
-    pub fn timer_sync(&mut self) {
+    fn timer_sync(&mut self) {
         if self.timer_quiet_until != 0 {
             self.timer_quiet_until = 0;
             // strictly before the overflow: no interrupt, pure arithmetic
@@ -364,7 +362,7 @@ impl Motherboard {
 
     /// Apply the deferred serial catch-up and stop deferring (see `timer_sync`).
     #[inline]
-    pub fn serial_sync(&mut self) {
+    fn serial_sync(&mut self) {
         if self.serial_quiet {
             self.serial_quiet = false;
             let fired = self.serial.tick(self.serial_pending);

@@ -1,8 +1,8 @@
 //! Vectorised env over `frame::Emulator` (new code, no PyBoy counterpart; LGPL-3.0 as the crate).
 //!
 //! `VecEmulator` steps N emulators on Rust threads (its own persistent rayon pool, one chunk of
-//! envs per thread) with the GIL released. Actions come in as one button bitmask per env (bit i = button
-//! `frame::BUTTONS[i]`: up, down, right, left, a, b, select, start; a set bit holds the button).
+//! envs per thread) with the GIL released. Actions come in as one button bitmask per env (bit
+//! i = button `frame::BUTTONS[i]`: up, down, right, left, a, b, select, start; a set bit holds the button).
 //! A step turns the change of mask into PyBoy's press/release events (exactly what
 //! `PyBoy.button_press`/`button_release` queue, applied at the start of the next frame), runs
 //! `frameskip` frames rendering only the last (as `PyBoy.tick(frameskip)`), then writes the
@@ -12,7 +12,6 @@
 //! So N=1 equals a single `emurust.PyBoy` driven the same way, bit for bit.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-
 
 use numpy::ndarray::{ArrayView1, ArrayView2};
 use numpy::{PyArray1, PyArray2, PyReadonlyArray1};
