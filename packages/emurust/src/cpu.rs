@@ -9,6 +9,7 @@
 //! come back as `Err(EmuError::IllegalOpcode)` through `tick` (PyBoy hangs there).
 
 use crate::error::{EmuError, IllegalOpcode};
+use crate::idle;
 use crate::mb::Motherboard;
 use crate::opcodes::{self, OPCODE_LENGTHS};
 use crate::utils::{
@@ -113,6 +114,10 @@ pub fn tick(mb: &mut Motherboard, cycles_target: u64) -> Result<(), EmuError> {
     }
 
     let cpu = &mut mb.cpu;
+    if cpu.halted {
+        // a halted slice passes time without instructions: no polling-loop period spans it
+        mb.watch.tainted = true;
+    }
     if cpu.halted && cpu.interrupt_queued {
         // PyBoy's halt-bug model: the instruction after HALT is "skipped" by this +1.
         cpu.halted = false;
@@ -125,9 +130,14 @@ pub fn tick(mb: &mut Motherboard, cycles_target: u64) -> Result<(), EmuError> {
     cpu.bail = false;
     // Signed compare, as PyBoy's int64_t `self.cycles < _target`.
     while (mb.cpu.cycles as i64) < (target as i64) {
+        let pc = mb.cpu.PC;
         fetch_and_execute(mb)?;
         if mb.cpu.bail {
             break;
+        }
+        if mb.cpu.PC <= pc {
+            // a backward jump: maybe a polling loop that can be fast-forwarded (see `idle`)
+            idle::at_backward_jump(mb, target);
         }
     }
     Ok(())

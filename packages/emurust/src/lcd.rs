@@ -339,6 +339,9 @@ pub struct Lcd {
     /// (SCX, SCY, WX, WY, LCDC.tiledata_select) recorded at each line's mode-0 entry, for the API.
     pub scanlineparameters: [[u8; 5]; ROWS],
     pub speed_shift: u8,
+    /// Mode transitions since power-on (not PyBoy state: the polling-loop watcher in `idle`
+    /// compares it to know that no transition happened during an observed loop iteration).
+    pub transitions: u64,
     /// Always false: emurust emulates DMG hardware only (kept because the state block holds it).
     pub cgb: bool,
     pub downgraded_to_dmg: bool,
@@ -396,6 +399,7 @@ impl Lcd {
             cycles_to_frame: FRAME_CYCLES as i64,
             scanlineparameters: [[0; 5]; ROWS],
             speed_shift: 0,
+            transitions: 0,
             cgb: false,
             downgraded_to_dmg: false,
             renderer: Renderer::new(),
@@ -440,6 +444,18 @@ impl Lcd {
             }
         }
         0
+    }
+
+    /// The CPU cycle from which `tick(cycles)` makes a mode transition (`cycles >=` this); when
+    /// one is overdue, the time of the last tick (every later tick transitions). 0 outside
+    /// normal speed (not used there).
+    #[inline]
+    pub fn next_transition_at(&self) -> u64 {
+        if self.speed_shift != 0 {
+            return 0;
+        }
+        self.last_cycles
+            .saturating_add(self.clock_target.saturating_sub(self.clock))
     }
 
     /// `mb.getitem(0xFF41)` after its catch-up tick: the STAT byte, with the mode bits read as 0
@@ -672,6 +688,7 @@ impl Lcd {
     /// The rest of `tick` when `clock >= clock_target`: one mode transition.
     #[inline(never)]
     fn tick_transition(&mut self) -> u8 {
+        self.transitions = self.transitions.wrapping_add(1);
         let mut interrupt_flag = 0u8;
         let mut vblank_stat_pretriggered = false;
         {

@@ -4,7 +4,8 @@
 //! Module map (each file names the PyBoy source it translates):
 //! `utils` (state I/O, constants), `error`, `cartridge` (ROM-only, MBC1/2/3/5, RTC), `timer`,
 //! `serial`, `interaction` (joypad), `ram`, `sound` (sound off: registers read 0, state block kept),
-//! `lcd` (LCD state machine, STAT/LCDC/palettes, renderer), `opcodes` (generated), `cpu`, `mb`
+//! `lcd` (LCD state machine, STAT/LCDC/palettes, renderer), `opcodes` (generated), `cpu`,
+//! `idle` (exact fast-forward of polling loops), `mb`
 //! (motherboard: memory map, OAM DMA, tick loop, boot ROM, save/load state), `frame` (PyBoy's
 //! `_tick` frame logic and input queue), `python` + `vec` (bindings, vectorised env; feature
 //! `python`).
@@ -14,6 +15,7 @@ pub mod cartridge;
 pub mod cpu;
 pub mod error;
 pub mod frame;
+pub mod idle;
 pub mod interaction;
 pub mod lcd;
 pub mod mb;

@@ -13,6 +13,7 @@ use crate::bootrom::BootRom;
 use crate::cartridge::{load_cartridge, Cartridge};
 use crate::cpu::{self, Cpu};
 use crate::error::EmuError;
+use crate::idle::LoopWatch;
 use crate::interaction::Interaction;
 use crate::lcd::{Lcd, DMG_PALETTE_GREY};
 use crate::ram::Ram;
@@ -72,6 +73,9 @@ pub struct Motherboard {
     /// Likewise for the serial port while no transfer is running (its tick only advances a clock).
     serial_quiet: bool,
     serial_pending: u64,
+    /// The polling-loop watcher (`idle`; not PyBoy state): the memory map marks writes and
+    /// time-dependent reads, `cpu::tick` skips iterations of confirmed fixed-point loops.
+    pub watch: LoopWatch,
     /// Test-only flat 64 KiB memory that replaces the memory map (opcode vectors).
     #[cfg(test)]
     pub test_flat: Option<Box<FlatMem>>,
@@ -122,6 +126,7 @@ impl Motherboard {
             timer_pending: 0,
             serial_quiet: false,
             serial_pending: 0,
+            watch: LoopWatch::default(),
             #[cfg(test)]
             test_flat: None,
         })
@@ -271,6 +276,7 @@ impl Motherboard {
     /// before anything reads them (register accesses, the frame's end, an error): the same
     /// states at every point where they are observed, and the same event times in the loop.
     pub fn tick(&mut self) -> Result<(), EmuError> {
+        self.watch.reset();
         let result = self.tick_events();
         self.timer_sync();
         self.serial_sync();
@@ -431,6 +437,7 @@ impl Motherboard {
     pub fn getitem_map(&mut self, i: u16) -> u8 {
         #[cfg(test)]
         if let Some(f) = self.test_flat.as_mut() {
+            self.watch.tainted = true;
             let v = f.mem[i as usize];
             f.log
                 .push((0, i, v, self.cpu.cycles, self.cpu.memory_access_offset));
@@ -454,7 +461,8 @@ impl Motherboard {
                 )
             }
             0x8000..=0x9FFF => {
-                // 8kB Video RAM
+                // 8kB Video RAM (blocked or not depending on the time: taints a polling loop)
+                self.watch.tainted = true;
                 if self.cpu.memory_access_offset != 0 {
                     self.lcd_catch_up_with_offset();
                     let lcd = &self.lcd;
@@ -471,7 +479,8 @@ impl Motherboard {
                 self.lcd.vram0[(i - 0x8000) as usize]
             }
             0xA000..=0xBFFF => {
-                // 8kB switchable RAM bank
+                // 8kB switchable RAM bank (the RTC moves with time: taints a polling loop)
+                self.watch.tainted = true;
                 if self.cartridge.rtc_enabled
                     && (0x08..=0x0C).contains(&self.cartridge.rambank_selected)
                 {
@@ -485,7 +494,8 @@ impl Motherboard {
             }
             0xE000..=0xFDFF => self.getitem(i - 0x2000), // Echo of 8kB Internal RAM
             0xFE00..=0xFE9F => {
-                // Sprite Attribute Memory (OAM)
+                // Sprite Attribute Memory (OAM; blocked depending on the time)
+                self.watch.tainted = true;
                 if self.cpu.memory_access_offset != 0 && !self.oam_dma_reading {
                     self.lcd_catch_up_with_offset();
                     if self.lcd.lcdc.lcd_enable
@@ -522,17 +532,20 @@ impl Motherboard {
     pub fn getitem_io_ports(&mut self, i: u16) -> u8 {
         #[cfg(test)]
         if let Some(f) = self.test_flat.as_mut() {
+            self.watch.tainted = true;
             let v = f.mem[i as usize];
             f.log
                 .push((0, i, v, self.cpu.cycles, self.cpu.memory_access_offset));
             return v;
         }
         if self.oam_dma_active && !self.oam_dma_reading {
+            self.watch.tainted = true;
             self.sync_oam_dma(self.cpu.memory_access_offset);
         }
         match i {
             0xFF00..=0xFF4B => match i {
                 0xFF01..=0xFF02 => {
+                    self.watch.tainted = true;
                     self.serial_sync();
                     if self.serial.tick(self.cpu.cycles) {
                         self.cpu.set_interruptflag(INTR_SERIAL);
@@ -545,6 +558,7 @@ impl Motherboard {
                 }
                 0xFF03 => 0xFF, // Undocumented register
                 0xFF04..=0xFF07 => {
+                    self.watch.tainted = true;
                     self.timer_sync();
                     if self.timer.tick(self.cpu.cycles) {
                         self.cpu.set_interruptflag(INTR_TIMER);
@@ -559,25 +573,22 @@ impl Motherboard {
                 0xFF08..=0xFF0E => 0xFF, // Undocumented registers
                 0xFF0F => self.cpu.interrupts_flag_register | 0b1110_0000,
                 0xFF10..=0xFF3F => {
+                    self.watch.tainted = true;
                     self.sound.tick(self.cpu.cycles);
                     self.sound.get((i - 0xFF10) as u8)
                 }
                 0xFF40..=0xFF4B => {
                     self.lcd_catch_up_with_offset();
-                    match i {
-                        0xFF40 => self.lcd.lcdc.value,
-                        0xFF41 => self.lcd.read_stat(),
-                        0xFF42 => self.lcd.scy,
-                        0xFF43 => self.lcd.scx,
-                        0xFF44 => self.lcd.ly,
-                        0xFF45 => self.lcd.lyc,
-                        0xFF46 => self.oam_dma_source,
-                        0xFF47 => self.lcd.bgp.get(),
-                        0xFF48 => self.lcd.obp0.get(),
-                        0xFF49 => self.lcd.obp1.get(),
-                        0xFF4A => self.lcd.wy,
-                        _ => self.lcd.wx,
-                    }
+                    let value = if i == 0xFF41 {
+                        if self.lcd.stat_mode_override {
+                            self.watch.tainted = true; // this read clears the override
+                        }
+                        self.lcd.read_stat()
+                    } else {
+                        self.lcd_register(i)
+                    };
+                    self.watch.note_lcd_read(i, value);
+                    value
                 }
                 // P1/JOYP: computed on write; the stored byte is returned.
                 0xFF00 => self.ram.io_ports[0],
@@ -593,6 +604,36 @@ impl Motherboard {
         }
     }
 
+    /// FF40-FF4B as `getitem` returns them after its LCD catch-up, except STAT (FF41), whose
+    /// read may clear a mode override (`Lcd::read_stat`).
+    #[inline]
+    fn lcd_register(&self, i: u16) -> u8 {
+        match i {
+            0xFF40 => self.lcd.lcdc.value,
+            0xFF41 => self.lcd.stat.value,
+            0xFF42 => self.lcd.scy,
+            0xFF43 => self.lcd.scx,
+            0xFF44 => self.lcd.ly,
+            0xFF45 => self.lcd.lyc,
+            0xFF46 => self.oam_dma_source,
+            0xFF47 => self.lcd.bgp.get(),
+            0xFF48 => self.lcd.obp0.get(),
+            0xFF49 => self.lcd.obp1.get(),
+            0xFF4A => self.lcd.wy,
+            _ => self.lcd.wx,
+        }
+    }
+
+    /// The value a read of LCD register `i` (FF40-FF4B) would return now if no LCD transition
+    /// happened first, without side effects; `None` when that read would have one (STAT with its
+    /// mode override pending).
+    pub fn lcd_register_peek(&self, i: u16) -> Option<u8> {
+        if i == 0xFF41 && self.lcd.stat_mode_override {
+            return None;
+        }
+        Some(self.lcd_register(i))
+    }
+
     /// `setitem` with the WRAM case (C000-DFFF: a plain write, no side effects) inlined at the
     /// call site; everything else goes through the full memory map in `setitem_map`.
     #[inline(always)]
@@ -601,6 +642,7 @@ impl Motherboard {
         if self.test_flat.is_some() {
             return self.setitem_map(i, value);
         }
+        self.watch.tainted = true; // every write ends a polling loop's observation
         if i & 0xE000 == 0xC000 {
             self.ram.internal_ram0[(i - 0xC000) as usize] = value;
             return;
@@ -611,6 +653,7 @@ impl Motherboard {
     pub fn setitem_map(&mut self, i: u16, value: u8) {
         #[cfg(test)]
         if let Some(f) = self.test_flat.as_mut() {
+            self.watch.tainted = true;
             f.mem[i as usize] = value;
             f.log
                 .push((1, i, value, self.cpu.cycles, self.cpu.memory_access_offset));
@@ -686,8 +729,10 @@ impl Motherboard {
     // PyBoy's if/elif layout is kept (FF50 then the dropped CGB registers).
     #[allow(clippy::collapsible_match)]
     pub fn setitem_io_ports(&mut self, i: u16, value: u8) {
+        self.watch.tainted = true; // (the opcodes' LDH writes call this directly)
         #[cfg(test)]
         if let Some(f) = self.test_flat.as_mut() {
+            self.watch.tainted = true;
             f.mem[i as usize] = value;
             f.log
                 .push((1, i, value, self.cpu.cycles, self.cpu.memory_access_offset));

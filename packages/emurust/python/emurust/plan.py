@@ -356,7 +356,8 @@ fields in snake_case (`vram0`, `lcdc`, `stat`, `bgp`, `obp0`, `obp1`, `ly`, `lyc
 `clock_target`, `last_cycles`, `cycles_to_interrupt: i64`, `cycles_to_frame: i64`,
 `scanlineparameters`, `renderer: Renderer`, ...); OAM private behind `oam()`/`oam_mut()`/
 `write_oam` (they invalidate the per-line sprite cache). `tick(cycles_abs) -> u8` (catch-up, at
-most one mode transition, returns IF bits), `set_lcdc`, `read_stat`, `write_lyc`, `write_vram`,
+most one mode transition, returns IF bits; `transitions` counts them), `next_transition_at()`
+(the first CPU cycle at which `tick` transitions), `set_lcdc`, `read_stat`, `write_lyc`, `write_vram`,
 `getwindowpos`, `getviewport`, `save_state`/`load_state` (9,116 bytes; the renderer's 115,201).
 `Renderer` (scanline drawing at mode-0 entry with PyBoy's tile/sprite caches, `screen_rgba()` ->
 144*160*4 RGBA bytes, `invalidate_tile`, `clear_cache`, `blank_screen`). `cargo test lcd::`
@@ -381,6 +382,26 @@ and BRK), `pub const OPCODE_LENGTHS: [u8; 512]`, `pub const CPU_COMMANDS: [&str;
             tests=["tests/test_opcodes_generated.py", EQUIVALENCE],
         ),
         ModulePlan(
+            name="idle",
+            target="src/idle.rs",
+            reference_sources=_no_sources,  # new code: no PyBoy counterpart
+            contract="""\
+Exact fast-forward of polling loops (not in PyBoy; changes no observable value). `LoopWatch`
+(Default; `pub tainted`, `pub skipped`, `pub disabled`, `reset()`, `note_lcd_read(addr, value)`)
+lives in the motherboard as `mb.watch`: every write and every read that is not a pure function of
+unwritten memory (timer, serial, sound, VRAM, OAM, cartridge RAM, reads during OAM DMA, a STAT read
+clearing its mode override) taints it, LCD register reads (FF40-FF4B) are recorded.
+`at_backward_jump(mb, target)`, called by `cpu::tick` when an instruction leaves PC at or below
+its own address: an untainted iteration from PC back to PC with all registers unchanged and no LCD
+transition (`lcd.transitions`) is a fixed point, so whole iterations are skipped (cycles only)
+while every skipped instruction starts before `target` and every skipped read happens before
+`lcd.next_transition_at()`; after a transition the confirmed iteration is reused when the LCD
+registers it read still hold its values (`mb.lcd_register_peek`). `cargo test idle::` runs every
+ROM with and without skipping and compares every frame.""",
+            tests=[EQUIVALENCE],
+            depends_on=["error", "utils", "lcd"],
+        ),
+        ModulePlan(
             name="cpu",
             target="src/cpu.rs",
             reference_sources=_pyboy(*_py_pxd("core/cpu")),
@@ -391,11 +412,12 @@ and BRK), `pub const OPCODE_LENGTHS: [u8; 512]`, `pub const CPU_COMMANDS: [&str;
 `halted_during_ei`, `stopped`, `cycles: u64` (absolute T-cycles), `memory_access_offset: u8`,
 `bail`; `set_interruptflag(flag)`, `save_state`/`load_state` (27 bytes). Free functions on the
 motherboard: `tick(mb, cycles_target) -> Result<(), EmuError>` (interrupt check, PyBoy's HALT
-model, run `fetch_and_execute` until the target or `bail`), `check_interrupts(mb) -> bool`,
+model, run `fetch_and_execute` until the target or `bail`, calling `idle::at_backward_jump`
+after an instruction that leaves PC at or below its own address), `check_interrupts(mb) -> bool`,
 `handle_interrupt`, `fetch_and_execute(mb) -> Result<(), IllegalOpcode>`. `cargo test cpu::`
 replays cpu.json (tools/emurust_cpu_vectors.py: every opcode, memory access log included).""",
             tests=[ERRORS, EQUIVALENCE],
-            depends_on=["error", "utils", "opcodes"],
+            depends_on=["error", "utils", "opcodes", "idle"],
         ),
         ModulePlan(
             name="mb",
@@ -409,14 +431,15 @@ replays cpu.json (tools/emurust_cpu_vectors.py: every opcode, memory access log 
 `cycles + memory_access_offset`, lazy OAM DMA, I/O, HRAM, IE) and `getitem_io_ports`/
 `setitem_io_ports`, `transfer_DMA`, `sync_oam_dma`, `buttonevent(key)`, `getserial()`,
 `bootrom_bytes(_mut)`, `tick()` (one frame: until `lcd.frame_done`, PyBoy's catch-up order),
-`timer_sync`/`serial_sync` (apply deferred catch-ups before anything reads them),
+`timer_sync`/`serial_sync` (apply deferred catch-ups before anything reads them), `watch`
+(`idle::LoopWatch`, reset at each frame; the memory map taints it), `lcd_register_peek`,
 `save_state() -> Vec<u8>` (version 29, PyBoy's bytes) and `load_state(&[u8])` (v29 DMG only,
 rejects trailing bytes, restores the previous state on error). `cargo test mb::` compares whole
 save states of every test ROM after 1/2/63/64/65/100 frames with PyBoy's.""",
             tests=[ERRORS, API, EQUIVALENCE],
             depends_on=["error", "utils", "timer", "cartridge", "mbc1", "mbc2", "mbc3", "mbc5",
                         "serial", "interaction", "ram", "sound", "bootrom", "lcd", "opcodes",
-                        "cpu"],
+                        "idle", "cpu"],
         ),
         ModulePlan(
             name="frame",
