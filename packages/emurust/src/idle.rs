@@ -23,38 +23,34 @@ use crate::cpu::Cpu;
 use crate::mb::Motherboard;
 
 /// The CPU state an iteration must end with to be a fixed point (everything but PC, which is
-/// compared separately, the cycle counter, and the per-access scratch fields).
+/// compared separately, the cycle counter, and the per-access scratch fields), packed into two
+/// words so that taking and comparing it costs a few instructions.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct LoopRegs {
-    af_bc_de: [u8; 6],
-    hl: u16,
-    sp: u16,
-    ime: bool,
-    ei_delay: u8,
-    halted: bool,
-    halted_during_ei: bool,
-    stopped: bool,
-    interrupt_queued: bool,
-    iflag: u8,
-    ie: u8,
-}
+struct LoopRegs(u64, u64);
 
 impl LoopRegs {
     #[inline(always)]
     fn of(cpu: &Cpu) -> Self {
-        LoopRegs {
-            af_bc_de: [cpu.A, cpu.F, cpu.B, cpu.C, cpu.D, cpu.E],
-            hl: cpu.HL,
-            sp: cpu.SP,
-            ime: cpu.interrupt_master_enable,
-            ei_delay: cpu.interrupt_enable_delay,
-            halted: cpu.halted,
-            halted_during_ei: cpu.halted_during_ei,
-            stopped: cpu.stopped,
-            interrupt_queued: cpu.interrupt_queued,
-            iflag: cpu.interrupts_flag_register,
-            ie: cpu.interrupts_enabled_register,
-        }
+        let [h, l] = cpu.HL.to_be_bytes();
+        let [s, p] = cpu.SP.to_be_bytes();
+        let flags = cpu.interrupt_master_enable as u8
+            | (cpu.halted as u8) << 1
+            | (cpu.halted_during_ei as u8) << 2
+            | (cpu.stopped as u8) << 3
+            | (cpu.interrupt_queued as u8) << 4;
+        LoopRegs(
+            u64::from_le_bytes([cpu.A, cpu.F, cpu.B, cpu.C, cpu.D, cpu.E, h, l]),
+            u64::from_le_bytes([
+                s,
+                p,
+                flags,
+                cpu.interrupt_enable_delay,
+                cpu.interrupts_flag_register,
+                cpu.interrupts_enabled_register,
+                0,
+                0,
+            ]),
+        )
     }
 }
 
