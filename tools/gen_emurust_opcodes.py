@@ -424,21 +424,25 @@ def generate(core: Path) -> str:
         out.append("")
 
     out += [
-        "/// `opcodes.execute_opcode(cpu, opcode, v)`: `opcode` is 0x000-0x0FF or 0x100 + the byte",
-        "/// after a 0xCB prefix; `pc2`/`pc3` the two bytes after the opcode as fetched. Each arm",
-        "/// builds PyBoy's immediate `v` from them by the opcode's `OPCODE_LENGTHS` entry (2: `pc2`,",
-        "/// 3: `(pc3 << 8) + pc2`, Cython `uint16_t` widened to `int v`), so the dispatch needs no",
-        "/// length lookup.",
-        "/// Returns false for an illegal opcode (PC unchanged; `cpu::fetch_and_execute` builds the",
-        "/// error): a bool, not a `Result`, because this runs once per instruction.",
-        "#[inline]",
-        "pub fn execute_opcode(mb: &mut Motherboard, opcode: u16, pc2: u16, pc3: u16) -> bool {",
-        "    match opcode {",
+        "/// One entry of PyBoy's dispatch: runs the opcode with the two bytes after it as fetched;",
+        "/// false for an illegal opcode.",
+        "pub type Handler = fn(&mut Motherboard, u16, u16) -> bool;",
+        "",
+        "/// no_opcode, and BRK (0xDB): PyBoy adds no cycles and loops forever.",
+        "fn illegal(_: &mut Motherboard, _: u16, _: u16) -> bool { false }",
+        "",
+        "/// PyBoy's `execute_opcode` if/elif chain as a table indexed by opcode (0x000-0x0FF, or",
+        "/// 0x100 + the byte after a 0xCB prefix). Each entry builds PyBoy's immediate `v` from",
+        "/// `pc2`/`pc3` by the opcode's `OPCODE_LENGTHS` entry (2: `pc2`, 3: `(pc3 << 8) + pc2`,",
+        "/// Cython `uint16_t` widened to `int v`) and calls the opcode function, which is inlined",
+        "/// into it: one indirect call per instruction (a `match` costs a jump table plus a call).",
+        "pub static HANDLERS: [Handler; 512] = [",
     ]
-    illegal = []
-    for opcode, fn, takes_v in table:
+    by_opcode = {opcode: (fn, takes_v) for opcode, fn, takes_v in table}
+    for opcode in range(512):
+        fn, takes_v = by_opcode[opcode]
         if fn in ILLEGAL:
-            illegal.append(opcode)
+            out.append("    illegal,")
             continue
         if not takes_v:
             args = "mb"
@@ -448,16 +452,17 @@ def generate(core: Path) -> str:
             args = "mb, ((pc3 << 8) + pc2) as i32"
         else:
             args = "mb, 0"
-        out.append(f"        0x{opcode:03X} => {fn}({args}),")
-    pats = " | ".join(f"0x{o:03X}" for o in illegal)
+        out.append(f"    |mb, pc2, pc3| {{ {fn}({args}); true }},")
     out += [
-        "        // no_opcode, and BRK (0xDB): PyBoy adds no cycles and loops forever.",
-        f"        {pats} => return false,",
-        "        // Cannot come from fetch_and_execute (CB opcodes are 0x100-0x1FF); PyBoy's",
-        "        // dispatch would fall through and add no cycles either.",
-        "        _ => return false,",
-        "    }",
-        "    true",
+        "];",
+        "",
+        "/// `opcodes.execute_opcode(cpu, opcode, v)`: `opcode` is 0x000-0x0FF or 0x100 + the byte",
+        "/// after a 0xCB prefix; `pc2`/`pc3` the two bytes after the opcode as fetched.",
+        "/// Returns false for an illegal opcode (PC unchanged; `cpu::fetch_and_execute` builds the",
+        "/// error): a bool, not a `Result`, because this runs once per instruction.",
+        "#[inline(always)]",
+        "pub fn execute_opcode(mb: &mut Motherboard, opcode: u16, pc2: u16, pc3: u16) -> bool {",
+        "    HANDLERS[(opcode & 0x1FF) as usize](mb, pc2, pc3)",
         "}",
         "",
         "/// `opcodes.OPCODE_LENGTHS`: instruction length in bytes (0 for illegal opcodes).",

@@ -375,9 +375,10 @@ pyboy/core/opcodes.py with `ast` into this file (its header names the sources' s
 tests/test_opcodes_generated.py regenerates and diffs it; fix the generator, never the output.
 Shape: one `fn <PyBoy name>(mb: &mut Motherboard)` per opcode function, PyBoy's order of memory
 accesses (`mb.getitem`/`setitem`/`getitem_io_ports`/`setitem_io_ports`) and `mb.cpu.cycles`
-increments, i32 maths truncated where opcodes.pxd/cpu.pxd truncate; `pub fn
-execute_opcode(mb, opcode: u16, pc2: u16, pc3: u16) -> bool` (false for the 11 illegal opcodes
-and BRK), `pub const OPCODE_LENGTHS: [u8; 512]`, `pub const CPU_COMMANDS: [&str; 512]`. Uses
+increments, i32 maths truncated where opcodes.pxd/cpu.pxd truncate; `pub static HANDLERS:
+[Handler; 512]` (PyBoy's dispatch as a table of closures that build `v` and call the opcode
+function) and `pub fn execute_opcode(mb, opcode: u16, pc2: u16, pc3: u16) -> bool` (one indirect
+call; false for the 11 illegal opcodes and BRK), `pub const OPCODE_LENGTHS: [u8; 512]`, `pub const CPU_COMMANDS: [&str; 512]`. Uses
 `cpu::Cpu` fields (A, F, ..., PC, cycles) through `mb.cpu`, so it compiles with cpu and mb.""",
             tests=["tests/test_opcodes_generated.py", EQUIVALENCE],
         ),
