@@ -128,10 +128,22 @@ pub fn tick(mb: &mut Motherboard, cycles_target: u64) -> Result<(), EmuError> {
     cpu.interrupt_queued = false;
 
     cpu.bail = false;
+    // The boot ROM is switched off by a write (FF50), which ends the slice (`bail`): each slice
+    // runs with one value of `bootrom_enabled`, so the loop is compiled for each.
+    if mb.bootrom_enabled {
+        run_slice::<true>(mb, target)
+    } else {
+        run_slice::<false>(mb, target)
+    }
+}
+
+/// PyBoy's `while self.cycles < _target` loop of `CPU.tick`, for a known `bootrom_enabled`.
+#[inline(always)]
+fn run_slice<const BOOTROM: bool>(mb: &mut Motherboard, target: u64) -> Result<(), EmuError> {
     // Signed compare, as PyBoy's int64_t `self.cycles < _target`.
     while (mb.cpu.cycles as i64) < (target as i64) {
         let pc = mb.cpu.PC;
-        fetch_and_execute(mb)?;
+        fetch_and_execute_with::<BOOTROM>(mb)?;
         if mb.cpu.bail {
             break;
         }
@@ -257,16 +269,25 @@ fn rom_fast3(mb: &Motherboard, bank: u16, offset: i32) -> (u16, u16, u16) {
 
 /// `CPU.fetch_and_execute()`: fetch the opcode and its immediate (ROM fast path or `getitem`
 /// with `memory_access_offset` 0/4/8), execute it, then count the EI delay down.
-#[inline]
 pub fn fetch_and_execute(mb: &mut Motherboard) -> Result<(), IllegalOpcode> {
+    if mb.bootrom_enabled {
+        fetch_and_execute_with::<true>(mb)
+    } else {
+        fetch_and_execute_with::<false>(mb)
+    }
+}
+
+/// `fetch_and_execute` for a known `bootrom_enabled` (`BOOTROM`).
+#[inline(always)]
+fn fetch_and_execute_with<const BOOTROM: bool>(mb: &mut Motherboard) -> Result<(), IllegalOpcode> {
     let pc = mb.cpu.PC as i32;
     // Uninitialised locals in PyBoy when unused; 0 here (never read then).
     let (mut pc2, mut pc3): (u16, u16) = (0, 0);
-    let pc1 = if !mb.bootrom_enabled && pc + 2 < 0x4000 {
+    let pc1 = if !BOOTROM && pc + 2 < 0x4000 {
         let p1;
         (p1, pc2, pc3) = rom_fast3(mb, mb.cartridge.rombank_selected_low, pc);
         p1
-    } else if !mb.bootrom_enabled && pc + 2 < 0x8000 {
+    } else if !BOOTROM && pc + 2 < 0x8000 {
         // 16kB switchable ROM bank
         let p1;
         (p1, pc2, pc3) = rom_fast3(mb, mb.cartridge.rombank_selected, pc - 0x4000);
@@ -286,11 +307,8 @@ pub fn fetch_and_execute(mb: &mut Motherboard) -> Result<(), IllegalOpcode> {
         p1
     };
 
-    let mut opcode = pc1;
-    if opcode == 0xCB {
-        // Extension code: CB opcodes are 0x100-0x1FF and have no immediates.
-        opcode = pc2 + 0x100;
-    }
+    // Extension code: CB opcodes are 0x100-0x1FF and have no immediates.
+    let opcode = if pc1 == 0xCB { pc2 | 0x100 } else { pc1 };
     // The immediate (8-bit `pc2`, or 16-bit little-endian `(pc3 << 8) + pc2` by OPCODE_LENGTHS)
     // is built inside execute_opcode's arms, where the length is a constant.
     if !opcodes::execute_opcode(mb, opcode, pc2, pc3) {

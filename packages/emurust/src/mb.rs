@@ -429,7 +429,8 @@ impl Motherboard {
             return self.getitem_map(i);
         }
         if i & 0xE000 == 0xC000 {
-            return self.ram.internal_ram0[(i - 0xC000) as usize];
+            // (i & 0x1FFF == i - 0xC000 here; the mask lets the compiler drop the bounds check)
+            return self.ram.internal_ram0[(i & 0x1FFF) as usize];
         }
         self.getitem_map(i)
     }
@@ -644,7 +645,7 @@ impl Motherboard {
         }
         self.watch.tainted = true; // every write ends a polling loop's observation
         if i & 0xE000 == 0xC000 {
-            self.ram.internal_ram0[(i - 0xC000) as usize] = value;
+            self.ram.internal_ram0[(i & 0x1FFF) as usize] = value;
             return;
         }
         self.setitem_map(i, value)
