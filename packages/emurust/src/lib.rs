@@ -5,9 +5,9 @@
 //! `utils` (state I/O, constants), `error`, `cartridge` (ROM-only, MBC1/2/3/5, RTC), `timer`,
 //! `serial`, `interaction` (joypad), `ram`, `sound` (sound off: registers read 0, state block kept),
 //! `lcd` (LCD state machine, STAT/LCDC/palettes, renderer), `opcodes` (generated), `cpu`,
-//! `idle` (exact fast-forward of polling loops), `mb`
-//! (motherboard: memory map, OAM DMA, tick loop, boot ROM, save/load state), `frame` (PyBoy's
-//! `_tick` frame logic and input queue), `python` + `vec` (bindings, vectorised env; feature
+//! `idle` (exact fast-forward of polling loops), `mb` (motherboard: memory map, OAM DMA, tick
+//! loop, boot ROM, save/load state), `frame` (PyBoy's `_tick` frame logic and input queue),
+//! `spin_pool` (the vec env's threads), `python` + `vec` (bindings, vectorised env; feature
 //! `python`).
 
 pub mod bootrom;
@@ -29,5 +29,6 @@ pub mod utils;
 // the PyO3 module `emurust._emurust` and the vectorised env (feature `python`, built by maturin)
 #[cfg(feature = "python")]
 pub mod python;
+pub mod spin_pool;
 #[cfg(feature = "python")]
 pub mod vec;

@@ -1,6 +1,6 @@
 //! Vectorised env over `frame::Emulator` (new code, no PyBoy counterpart; LGPL-3.0 as the crate).
 //!
-//! `VecEmulator` steps N emulators on Rust threads (its own persistent rayon pool, one chunk of
+//! `VecEmulator` steps N emulators on Rust threads (its own persistent `SpinPool`, one chunk of
 //! envs per thread) with the GIL released. Actions come in as one button bitmask per env (bit
 //! i = button `frame::BUTTONS[i]`: up, down, right, left, a, b, select, start; a set bit holds the button).
 //! A step turns the change of mask into PyBoy's press/release events (exactly what
@@ -12,6 +12,7 @@
 //! So N=1 equals a single `emurust.PyBoy` driven the same way, bit for bit.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Mutex;
 
 use numpy::ndarray::{ArrayView1, ArrayView2};
 use numpy::{PyArray1, PyArray2, PyReadonlyArray1};
@@ -20,6 +21,7 @@ use pyo3::prelude::*;
 use crate::error::EmuError;
 use crate::frame::{Emulator, PRESS_ARROW_UP, RELEASE_ARROW_UP};
 use crate::python::{raise, to_pyerr, GilOnly};
+use crate::spin_pool::SpinPool;
 
 pub const SCREEN_H: usize = 144;
 pub const SCREEN_W: usize = 160;
@@ -192,6 +194,9 @@ pub fn step_slot(
 type ChunkBufs<'a> =
     ((((&'a mut [Slot], &'a mut [u8]), &'a mut [f32]), &'a mut [bool]), &'a mut [bool]);
 
+/// One pool index's chunk and its actions, taken out by the thread that steps it.
+type ChunkSlot<'a> = Mutex<Option<(ChunkBufs<'a>, &'a [u8])>>;
+
 /// N emulators stepped in parallel (see the module comment).
 #[pyclass(module = "emurust._emurust")]
 pub struct VecEmulator {
@@ -205,7 +210,7 @@ pub struct VecEmulator {
     pub auto_reset: bool,
     pub threads: usize,
     /// `threads - 1` workers that live as long as the env (None: one thread, steps run inline).
-    pub pool: Option<rayon::ThreadPool>,
+    pub pool: Option<SpinPool>,
     pub obs: Box<[u8]>,
     pub rewards: Box<[f32]>,
     pub terminals: Box<[bool]>,
@@ -259,25 +264,33 @@ impl VecEmulator {
             return chunks.try_for_each(|(bufs, acts)| work(bufs, acts));
         };
         // The calling thread steps the first chunk itself while the pool's workers (threads - 1)
-        // take the others: one wake-up per worker per step, none for the caller.
-        let rest: Vec<_> = chunks.collect();
-        let mut results: Vec<Result<(), EmuError>> = (0..rest.len()).map(|_| Ok(())).collect();
-        let mut mine = Ok(());
-        pool.in_place_scope(|s| {
-            for ((bufs, acts), out) in rest.into_iter().zip(results.iter_mut()) {
-                s.spawn(move |_| {
-                    *out = catch_unwind(AssertUnwindSafe(|| work(bufs, acts))).unwrap_or_else(|p| {
-                        Err(EmuError::InvalidInput(format!(
-                            "internal error in a worker: {}",
-                            p.downcast_ref::<&str>().copied().unwrap_or("panic")
-                        )))
-                    });
+        // take the others; each takes its chunk out of its own slot.
+        let rest: Vec<ChunkSlot<'_>> = chunks.map(|c| Mutex::new(Some(c))).collect();
+        let results: Vec<Mutex<Result<(), EmuError>>> =
+            (0..rest.len()).map(|_| Mutex::new(Ok(()))).collect();
+        let mine = Mutex::new(Some((first, first_acts)));
+        let mine_result = Mutex::new(Ok(()));
+        pool.run(&|i| {
+            let (slot, out) = if i == 0 {
+                (&mine, &mine_result)
+            } else if i <= rest.len() {
+                (&rest[i - 1], &results[i - 1])
+            } else {
+                return; // more workers than chunks
+            };
+            let taken = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+            if let Some((bufs, acts)) = taken {
+                let r = catch_unwind(AssertUnwindSafe(|| work(bufs, acts))).unwrap_or_else(|p| {
+                    Err(EmuError::InvalidInput(format!(
+                        "internal error in a worker: {}",
+                        p.downcast_ref::<&str>().copied().unwrap_or("panic")
+                    )))
                 });
+                *out.lock().unwrap_or_else(|e| e.into_inner()) = r;
             }
-            mine = work(first, first_acts);
         });
-        mine?;
-        results.into_iter().collect::<Result<Vec<()>, _>>().map(|_| ())
+        mine_result.into_inner().unwrap_or_else(|e| e.into_inner())?;
+        results.into_iter().try_for_each(|r| r.into_inner().unwrap_or_else(|e| e.into_inner()))
     }
 
     fn reset_all(&mut self) -> Result<(), EmuError> {
@@ -351,10 +364,7 @@ impl VecEmulator {
             threads,
             pool: if threads > 1 && num_envs > 1 {
                 // the caller steps one chunk itself, the pool the others
-                let pool = rayon::ThreadPoolBuilder::new()
-                    .num_threads(threads.min(num_envs) - 1)
-                    .thread_name(|i| format!("emurust-vec-{i}"))
-                    .build()
+                let pool = SpinPool::new(threads.min(num_envs) - 1, "emurust-vec")
                     .map_err(|e| raise(py, "PyBoyException", format!("worker threads: {e}")))?;
                 Some(pool)
             } else {
