@@ -488,6 +488,20 @@ PyBoyException and marks the emulator broken), `GilOnly<T>` (pyclass field wrapp
             depends_on=["error", "utils", "frame", "exceptions"],
         ),
         ModulePlan(
+            name="spin_pool",
+            target="src/spin_pool.rs",
+            reference_sources=_no_sources,  # new code: no PyBoy counterpart
+            contract="""\
+`SpinPool::new(n, name) -> io::Result<SpinPool>` (n persistent std threads), `workers()`,
+`run(&self, job: &(dyn Fn(usize) + Sync))`: runs `job(0)` on the caller and `job(1..=n)` on the
+workers, returning when all have returned; both sides spin before sleeping (workers park on a
+condvar after ~2 ms idle); a panic in a worker's call is caught and never hangs the caller; Drop
+stops and joins the workers. The only `unsafe`: the job's lifetime is erased while `run` waits.
+`cargo test spin_pool::`.""",
+            tests=[VEC],
+            depends_on=[],
+        ),
+        ModulePlan(
             name="vec",
             target="src/vec.rs",
             reference_sources=_no_sources,  # new code: no PyBoy counterpart
@@ -495,13 +509,14 @@ PyBoyException and marks the emulator broken), `GilOnly<T>` (pyclass field wrapp
 `ObsKind { Rgba, Grey2, Ram }` (`parse`, `size`, `needs_render`); pyclass `VecEmulator(rom,
 num_envs, frameskip=1, obs="rgba", score_addr=None, score_bytes=1, done_addr=None, max_steps=0,
 start_state=None, auto_reset=True, threads=0)`: N `frame::Emulator`s stepped on
-`std::thread::scope` threads with the GIL released; `reset()`, `step(actions: uint8[N])`
+a `spin_pool::SpinPool` (threads - 1 workers, the caller steps the first chunk) with the GIL
+released; `reset()`, `step(actions: uint8[N])`
 (held-button bitmasks -> PyBoy's press/release events, `frameskip` frames rendering the last),
 `save_state(i)`, `frame_count(i)`, getters `num_envs`, `obs_size`, and zero-copy numpy views
 `observations` (N, obs_size) uint8, `rewards` f32, `terminals`, `truncations` bool, rewritten in
 place. N = 1 equals one emurust.PyBoy driven the same way, bit for bit, for any thread count.""",
             tests=[VEC, PUFFER],
-            depends_on=["error", "frame", "python"],
+            depends_on=["error", "frame", "python", "spin_pool"],
         ),
         ModulePlan(
             name="api",
