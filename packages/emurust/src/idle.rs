@@ -233,11 +233,17 @@ mod tests {
     use crate::frame::Emulator;
     use std::path::PathBuf;
 
-    /// The test ROMs (built by tools/build_emurust_roms.py before `cargo test`).
+    /// The test ROMs, from the PyBoy system vectors' folder (tools/emurust_cpu_vectors.py
+    /// --system copies them there; it is what a generate work dir links, without `roms/`).
     fn roms() -> Vec<(String, Vec<u8>)> {
-        let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/roms/build"));
+        let dir = crate::mb::tests::system_dir();
         let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
-            .unwrap_or_else(|e| panic!("{}: {e}; run tools/build_emurust_roms.py", dir.display()))
+            .unwrap_or_else(|e| {
+                panic!(
+                    "{}: {e}; make the vectors first (./dev tests)",
+                    dir.display()
+                )
+            })
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| p.extension().is_some_and(|x| x == "gb"))
             .collect();

@@ -913,7 +913,7 @@ impl Motherboard {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::path::PathBuf;
 
@@ -931,7 +931,9 @@ mod tests {
         }
     }
 
-    fn system_dir() -> PathBuf {
+    /// The PyBoy system vectors (and the ROMs they were recorded from), linked into a
+    /// generate work dir as `target/vectors`.
+    pub(crate) fn system_dir() -> PathBuf {
         match std::env::var("EMURUST_VECTORS_DIR") {
             Ok(d) => PathBuf::from(d).join("system"),
             Err(_) => PathBuf::from(concat!(
