@@ -121,13 +121,21 @@ impl LoopWatch {
         self.reads.n = 0;
     }
 
-    /// Start observing an iteration from this state.
+    /// Start observing an iteration from this state (a new iteration begins here).
     #[inline]
     fn arm(&mut self, regs: LoopRegs, cycles: u64, transitions: u64) {
         self.armed = true;
         self.regs = regs;
         self.cycles = cycles;
         self.transitions = transitions;
+        self.next_iteration();
+    }
+
+    /// Drop the fixed point (if any) and observe afresh from this state.
+    #[inline]
+    fn restart(&mut self, regs: LoopRegs, cycles: u64, transitions: u64) {
+        self.confirmed = false;
+        self.arm(regs, cycles, transitions);
     }
 }
 
@@ -158,9 +166,7 @@ fn same_pc_untainted(mb: &mut Motherboard, target: u64) {
     let now = mb.cpu.cycles;
     let transitions = mb.lcd.transitions;
     if !w.armed || w.regs != regs || mb.oam_dma_active {
-        w.confirmed = false;
-        w.arm(regs, now, transitions);
-        w.next_iteration();
+        w.restart(regs, now, transitions);
         return;
     }
     if transitions == w.transitions && now > w.cycles {
@@ -171,10 +177,7 @@ fn same_pc_untainted(mb: &mut Motherboard, target: u64) {
     } else if !(w.confirmed && (confirmed_reads_hold(mb) || planted_reuse(mb))) {
         // A transition happened during that iteration and the confirmed one (if any) read
         // values that changed since: observe again from here.
-        let w = &mut mb.watch;
-        w.confirmed = false;
-        w.arm(regs, now, transitions);
-        w.next_iteration();
+        mb.watch.restart(regs, now, transitions);
         return;
     }
     // Every skipped instruction starts before `target` and every skipped read happens before
@@ -191,9 +194,7 @@ fn same_pc_untainted(mb: &mut Motherboard, target: u64) {
         w.skipped += m;
     }
     mb.cpu.cycles = at;
-    let w = &mut mb.watch;
-    w.arm(regs, at, transitions);
-    w.next_iteration();
+    mb.watch.arm(regs, at, transitions);
 }
 
 /// Bugs the tests plant to show that the frame comparison notices a wrong skip.

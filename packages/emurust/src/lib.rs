@@ -23,12 +23,12 @@ pub mod opcodes;
 pub mod ram;
 pub mod serial;
 pub mod sound;
+pub mod spin_pool;
 pub mod timer;
 pub mod utils;
 
 // the PyO3 module `emurust._emurust` and the vectorised env (feature `python`, built by maturin)
 #[cfg(feature = "python")]
 pub mod python;
-pub mod spin_pool;
 #[cfg(feature = "python")]
 pub mod vec;

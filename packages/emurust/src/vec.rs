@@ -255,30 +255,20 @@ impl VecEmulator {
             .zip(self.terminals.chunks_mut(chunk))
             .zip(self.truncations.chunks_mut(chunk))
             .zip(masks.chunks(chunk));
-        let Some((first, first_acts)) = chunks.next() else {
-            return Ok(());
-        };
         let Some(pool) = self.pool.as_ref() else {
             // one thread: every chunk here, in order
-            work(first, first_acts)?;
             return chunks.try_for_each(|(bufs, acts)| work(bufs, acts));
         };
-        // The calling thread steps the first chunk itself while the pool's workers (threads - 1)
-        // take the others; each takes its chunk out of its own slot.
-        let rest: Vec<ChunkSlot<'_>> = chunks.map(|c| Mutex::new(Some(c))).collect();
+        // Pool index i steps chunk i (the calling thread is index 0, the pool's threads - 1
+        // workers the others), taking it out of its own slot.
+        let parts: Vec<ChunkSlot<'_>> = chunks.map(|c| Mutex::new(Some(c))).collect();
         let results: Vec<Mutex<Result<(), EmuError>>> =
-            (0..rest.len()).map(|_| Mutex::new(Ok(()))).collect();
-        let mine = Mutex::new(Some((first, first_acts)));
-        let mine_result = Mutex::new(Ok(()));
+            parts.iter().map(|_| Mutex::new(Ok(()))).collect();
         pool.run(&|i| {
-            let (slot, out) = if i == 0 {
-                (&mine, &mine_result)
-            } else if i <= rest.len() {
-                (&rest[i - 1], &results[i - 1])
-            } else {
+            let (Some(part), Some(out)) = (parts.get(i), results.get(i)) else {
                 return; // more workers than chunks
             };
-            let taken = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+            let taken = part.lock().unwrap_or_else(|e| e.into_inner()).take();
             if let Some((bufs, acts)) = taken {
                 let r = catch_unwind(AssertUnwindSafe(|| work(bufs, acts))).unwrap_or_else(|p| {
                     Err(EmuError::InvalidInput(format!(
@@ -289,7 +279,6 @@ impl VecEmulator {
                 *out.lock().unwrap_or_else(|e| e.into_inner()) = r;
             }
         });
-        mine_result.into_inner().unwrap_or_else(|e| e.into_inner())?;
         results.into_iter().try_for_each(|r| r.into_inner().unwrap_or_else(|e| e.into_inner()))
     }
 
