@@ -8,6 +8,7 @@
 //! `self.mb.getitem`/`cpu.mb.setitem`, so there is no shared-ownership plumbing. Illegal opcodes
 //! come back as `Err(EmuError::IllegalOpcode)` through `tick` (PyBoy hangs there).
 
+use crate::blocks::BlockCache;
 use crate::error::{EmuError, IllegalOpcode};
 use crate::idle;
 use crate::mb::Motherboard;
@@ -104,8 +105,18 @@ impl Cpu {
     }
 }
 
-/// `CPU.tick(cycles_target)`.
+/// `CPU.tick(cycles_target)`, fetching every instruction.
 pub fn tick(mb: &mut Motherboard, cycles_target: u64) -> Result<(), EmuError> {
+    tick_with(mb, None, cycles_target)
+}
+
+/// `CPU.tick(cycles_target)`, replaying decoded ROM blocks from `blocks` where it can (see
+/// `blocks`; the same instructions in the same order).
+pub fn tick_with(
+    mb: &mut Motherboard,
+    blocks: Option<&mut BlockCache>,
+    cycles_target: u64,
+) -> Result<(), EmuError> {
     let cycles0 = mb.cpu.cycles;
     let target = cycles0.wrapping_add(cycles_target);
 
@@ -130,10 +141,10 @@ pub fn tick(mb: &mut Motherboard, cycles_target: u64) -> Result<(), EmuError> {
     cpu.bail = false;
     // The boot ROM is switched off by a write (FF50), which ends the slice (`bail`): each slice
     // runs with one value of `bootrom_enabled`, so the loop is compiled for each.
-    if mb.bootrom_enabled {
-        run_slice::<true>(mb, target)
-    } else {
-        run_slice::<false>(mb, target)
+    match blocks {
+        _ if mb.bootrom_enabled => run_slice::<true>(mb, target),
+        Some(blocks) => run_slice_blocks(mb, blocks, target),
+        None => run_slice::<false>(mb, target),
     }
 }
 
@@ -149,6 +160,61 @@ fn run_slice<const BOOTROM: bool>(mb: &mut Motherboard, target: u64) -> Result<(
         }
         if mb.cpu.PC <= pc {
             // a backward jump: maybe a polling loop that can be fast-forwarded (see `idle`)
+            idle::at_backward_jump(mb, target);
+        }
+    }
+    Ok(())
+}
+
+/// `run_slice::<false>` replaying blocks: an instruction in ROM, with the EI delay at 0, starts
+/// its block, which runs with the loop's checks after each instruction (`bail`, the slice's end)
+/// and the checks only its last instruction can need (EI countdown, backward jump); anything
+/// else takes one turn of the fetch loop.
+fn run_slice_blocks(mb: &mut Motherboard, blocks: &mut BlockCache, target: u64) -> Result<(), EmuError> {
+    #[cfg(test)]
+    if mb.test_flat.is_some() {
+        return run_slice::<false>(mb, target); // the flat test memory is not the ROM
+    }
+    while (mb.cpu.cycles as i64) < (target as i64) {
+        let pc = mb.cpu.PC;
+        if mb.cpu.interrupt_enable_delay == 0 {
+            // the fetch path's two ROM cases (offset + 2 inside the bank)
+            let (bank, offset) = if pc <= 0x3FFD {
+                (mb.cartridge.rombank_selected_low, pc)
+            } else if (0x4000..=0x7FFD).contains(&pc) {
+                (mb.cartridge.rombank_selected, pc - 0x4000)
+            } else {
+                (0, 0x4000)
+            };
+            if offset < 0x4000 {
+                if let Some(ops) = blocks.block(&mb.cartridge.rombanks, bank as usize, offset as usize) {
+                    let (last, body) = ops.split_last().expect("blocks are not empty");
+                    for op in body {
+                        let _legal = (op.handler)(mb, op.pc2, op.pc3);
+                        debug_assert!(_legal && mb.cpu.interrupt_enable_delay == 0);
+                        if mb.cpu.bail || (mb.cpu.cycles as i64) >= (target as i64) {
+                            return Ok(());
+                        }
+                    }
+                    let pc = mb.cpu.PC;
+                    let _legal = (last.handler)(mb, last.pc2, last.pc3);
+                    debug_assert!(_legal);
+                    after_instruction(&mut mb.cpu);
+                    if mb.cpu.bail {
+                        break;
+                    }
+                    if mb.cpu.PC <= pc {
+                        idle::at_backward_jump(mb, target);
+                    }
+                    continue;
+                }
+            }
+        }
+        fetch_and_execute_with::<false>(mb)?;
+        if mb.cpu.bail {
+            break;
+        }
+        if mb.cpu.PC <= pc {
             idle::at_backward_jump(mb, target);
         }
     }
@@ -314,7 +380,14 @@ fn fetch_and_execute_with<const BOOTROM: bool>(mb: &mut Motherboard) -> Result<(
     if !opcodes::execute_opcode(mb, opcode, pc2, pc3) {
         return Err(IllegalOpcode { opcode: (opcode & 0xFF) as u8, pc: mb.cpu.PC });
     }
-    let cpu = &mut mb.cpu;
+    after_instruction(&mut mb.cpu);
+    Ok(())
+}
+
+/// The end of `fetch_and_execute`: count the EI delay down; IME turns on at 0 (and the slice
+/// ends when an enabled interrupt is already raised).
+#[inline(always)]
+fn after_instruction(cpu: &mut Cpu) {
     if cpu.interrupt_enable_delay != 0 {
         cpu.interrupt_enable_delay -= 1;
         if cpu.interrupt_enable_delay == 0 {
@@ -324,7 +397,6 @@ fn fetch_and_execute_with<const BOOTROM: bool>(mb: &mut Motherboard) -> Result<(
                 != 0;
         }
     }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -239,7 +239,9 @@ impl Emulator {
                 if offset >= 0x4000 {
                     return Err(oob());
                 }
-                return self.mb.cartridge.overrideitem(b, offset as u16, value);
+                self.mb.cartridge.overrideitem(b, offset as u16, value)?;
+                self.mb.blocks.clear(); // decoded from the old bytes
+                return Ok(());
             }
             Region::Vram => self.mb.lcd.vram0.get_mut(offset),
             Region::CartRam => {

@@ -5,11 +5,13 @@
 //! `utils` (state I/O, constants), `error`, `cartridge` (ROM-only, MBC1/2/3/5, RTC), `timer`,
 //! `serial`, `interaction` (joypad), `ram`, `sound` (sound off: registers read 0, state block kept),
 //! `lcd` (LCD state machine, STAT/LCDC/palettes, renderer), `opcodes` (generated), `cpu`,
-//! `idle` (exact fast-forward of polling loops), `mb` (motherboard: memory map, OAM DMA, tick
+//! `idle` (exact fast-forward of polling loops), `blocks` (decoded ROM code replayed by the CPU
+//! loop), `mb` (motherboard: memory map, OAM DMA, tick
 //! loop, boot ROM, save/load state), `frame` (PyBoy's `_tick` frame logic and input queue),
 //! `spin_pool` (the vec env's threads), `python` + `vec` (bindings, vectorised env; feature
 //! `python`).
 
+pub mod blocks;
 pub mod bootrom;
 pub mod cartridge;
 pub mod cpu;

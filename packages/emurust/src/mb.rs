@@ -9,6 +9,7 @@
 //! never enabled without PyBoy's `sgb_border` option (not supported here), so its state block is
 //! carried as opaque bytes. Breakpoints (PyBoy's `OPCODE_BRK` patching) are not supported.
 
+use crate::blocks::BlockCache;
 use crate::bootrom::BootRom;
 use crate::cartridge::{load_cartridge, Cartridge};
 use crate::cpu::{self, Cpu};
@@ -76,6 +77,8 @@ pub struct Motherboard {
     /// The polling-loop watcher (`idle`; not PyBoy state): the memory map marks writes and
     /// time-dependent reads, `cpu::tick` skips iterations of confirmed fixed-point loops.
     pub watch: LoopWatch,
+    /// Decoded ROM blocks (`blocks`; not PyBoy state): lent to `cpu::tick_with` by `tick`.
+    pub blocks: BlockCache,
     /// Test-only flat 64 KiB memory that replaces the memory map (opcode vectors).
     #[cfg(test)]
     pub test_flat: Option<Box<FlatMem>>,
@@ -127,6 +130,7 @@ impl Motherboard {
             serial_quiet: false,
             serial_pending: 0,
             watch: LoopWatch::default(),
+            blocks: BlockCache::default(),
             #[cfg(test)]
             test_flat: None,
         })
@@ -277,14 +281,17 @@ impl Motherboard {
     /// states at every point where they are observed, and the same event times in the loop.
     pub fn tick(&mut self) -> Result<(), EmuError> {
         self.watch.reset();
-        let result = self.tick_events();
+        // moved out for the frame so the CPU loop holds it beside `&mut self`
+        let mut blocks = std::mem::take(&mut self.blocks);
+        let result = self.tick_events(&mut blocks);
+        self.blocks = blocks;
         self.timer_sync();
         self.serial_sync();
         self.sound.tick(self.cpu.cycles);
         result
     }
 
-    fn tick_events(&mut self) -> Result<(), EmuError> {
+    fn tick_events(&mut self, blocks: &mut BlockCache) -> Result<(), EmuError> {
         while !self.lcd.frame_done {
             // (CGB HDMA branch dropped.) Fast-forward to the next component event; all of these
             // are int64 in PyBoy (the LCD's may be negative when it ran past its target).
@@ -297,7 +304,7 @@ impl Motherboard {
                 .min(mode0_cycles);
             let cycles_target = 4i64.max(m);
             // (breakpoint_singlestep: no breakpoints in emurust.)
-            cpu::tick(self, cycles_target as u64)?;
+            cpu::tick_with(self, Some(blocks), cycles_target as u64)?;
 
             if self.oam_dma_active && !self.oam_dma_reading {
                 self.sync_oam_dma(0);

@@ -1,0 +1,224 @@
+//! Decoded straight-line runs of cartridge ROM code (not in PyBoy; changes no observable value).
+//!
+//! PyBoy's instruction loop fetches every instruction anew: it picks the ROM bank for PC, reads
+//! the opcode and its two following bytes, maps a 0xCB prefix, dispatches, then counts the EI
+//! delay down and checks for a `bail` and the slice's end. For code in the cartridge ROM the
+//! fetch is a pure function of (bank, offset): the ROM never changes while it runs (a ROM patch
+//! through `memory[bank, addr] = v` clears this cache), and every write that can switch banks
+//! (0000-7FFF) sets `bail`, which ends the slice. So the fetch and dispatch of a whole run of
+//! instructions can be done once and replayed: a block is the (handler, byte 2, byte 3) triples
+//! of consecutive instructions starting at one ROM byte, up to and including the first one that
+//! can move PC anywhere but to the next instruction, change the EI delay, or stop the CPU.
+//!
+//! `cpu::tick` replays a block exactly as its loop would run the same instructions: each is
+//! followed by the `bail` check and the slice-end check; only the block's last instruction can
+//! jump (so only it needs the backward-jump check of `idle`) or start the EI delay (so only it
+//! needs the countdown, and blocks are entered only when the delay is 0). Instructions whose
+//! three bytes do not all lie in one 16 KiB bank of the ROM (PyBoy's fetch treats PC 3FFE/3FFF
+//! and reads past the ROM specially), illegal opcodes and the boot ROM stay on the fetch path.
+
+use crate::opcodes::{Handler, HANDLERS, OPCODE_LENGTHS};
+
+/// Instructions per block at most (a longer run continues in a second block).
+pub const MAX_BLOCK_LEN: usize = 64;
+
+const BANK_SIZE: usize = 0x4000;
+/// `index` entry: not decoded yet.
+const UNDECODED: u32 = 0;
+/// `index` entry: no block starts here (the fetch path runs this instruction).
+const NO_BLOCK: u32 = u32::MAX;
+
+/// One decoded instruction: PyBoy's dispatch entry for its opcode and the two bytes after the
+/// opcode as the fetch reads them (passed even when the instruction has no immediate, as the
+/// fetch path does).
+#[derive(Clone, Copy)]
+pub struct Op {
+    pub handler: Handler,
+    pub pc2: u16,
+    pub pc3: u16,
+}
+
+/// The blocks of one cartridge ROM, decoded on first use.
+#[derive(Clone, Default)]
+pub struct BlockCache {
+    /// Per 16 KiB ROM bank (allocated when first run): for each offset, `UNDECODED`, `NO_BLOCK`
+    /// or the block starting there as `first op << 8 | length`.
+    index: Vec<Option<Box<[u32; BANK_SIZE]>>>,
+    ops: Vec<Op>,
+}
+
+/// True for the opcodes that end a block: every jump, call, return and restart, HALT and STOP
+/// (they change how the CPU continues), and EI (it starts the delay counted after each
+/// instruction). DI and writes that end the slice need no entry: they set `bail`.
+pub fn ends_block(opcode: u8) -> bool {
+    matches!(
+        opcode,
+        0x10 | 0x18 | 0x20 | 0x28 | 0x30 | 0x38 | 0x76
+            | 0xC0 | 0xC2 | 0xC3 | 0xC4 | 0xC7 | 0xC8 | 0xC9 | 0xCA | 0xCC | 0xCD | 0xCF
+            | 0xD0 | 0xD2 | 0xD4 | 0xD7 | 0xD8 | 0xD9 | 0xDA | 0xDC | 0xDF
+            | 0xE7 | 0xE9 | 0xEF | 0xF7 | 0xFB | 0xFF
+    )
+}
+
+/// The number of bytes PC advances over an instruction starting with `opcode` (the 0xCB prefix
+/// and its operand: 2), or None for the opcodes PyBoy cannot execute (no_opcode and BRK 0xDB).
+pub fn instruction_length(opcode: u8) -> Option<u16> {
+    match (opcode, OPCODE_LENGTHS[opcode as usize]) {
+        (0xCB, _) => Some(2),
+        (0xDB, _) | (_, 0) => None,
+        (_, n) => Some(n as u16),
+    }
+}
+
+impl BlockCache {
+    /// Forget every block (after a ROM byte changed).
+    pub fn clear(&mut self) {
+        self.index.clear();
+        self.ops.clear();
+    }
+
+    /// The ops of the block starting at byte `offset` of ROM bank `bank` (`offset` <= 0x3FFD:
+    /// the caller's fetch-path condition), decoding it on first use; None where the fetch path
+    /// must run the instruction.
+    #[inline(always)]
+    pub fn block(&mut self, rom: &[u8], bank: usize, offset: usize) -> Option<&[Op]> {
+        let entry = match self.index.get(bank) {
+            Some(Some(table)) => table[offset],
+            _ => UNDECODED,
+        };
+        let entry = if entry == UNDECODED {
+            self.decode(rom, bank, offset)
+        } else {
+            entry
+        };
+        if entry == NO_BLOCK {
+            return None;
+        }
+        let first = (entry >> 8) as usize;
+        let len = (entry & 0xFF) as usize;
+        self.ops.get(first..first + len)
+    }
+
+    /// Decode the block at (`bank`, `offset`), record it in the index and return its entry.
+    #[cold]
+    #[inline(never)]
+    fn decode(&mut self, rom: &[u8], bank: usize, offset: usize) -> u32 {
+        let base = bank * BANK_SIZE;
+        let first = self.ops.len();
+        let mut at = offset;
+        while self.ops.len() - first < MAX_BLOCK_LEN {
+            // the fetch path's condition for a whole instruction in this bank, and inside the ROM
+            let Some(bytes) = (at + 2 < BANK_SIZE)
+                .then(|| rom.get(base + at..base + at + 3))
+                .flatten()
+            else {
+                break;
+            };
+            let Some(length) = instruction_length(bytes[0]) else {
+                break;
+            };
+            let (pc2, pc3) = (bytes[1] as u16, bytes[2] as u16);
+            let opcode = if bytes[0] == 0xCB { pc2 | 0x100 } else { bytes[0] as u16 };
+            self.ops.push(Op { handler: HANDLERS[opcode as usize], pc2, pc3 });
+            if ends_block(bytes[0]) {
+                break;
+            }
+            at += length as usize;
+        }
+        let len = self.ops.len() - first;
+        // `first` fits 24 bits: at most one op per ROM byte per block start, and blocks start at
+        // ROM bytes; a ROM is at most 8 MiB (2^23 bytes) but overlapping blocks repeat ops, so
+        // stop recording blocks (the fetch path still runs the code) before the field overflows.
+        let entry = if len == 0 || first >= 1 << 24 {
+            self.ops.truncate(first);
+            NO_BLOCK
+        } else {
+            ((first as u32) << 8) | len as u32
+        };
+        if self.index.len() <= bank {
+            self.index.resize_with(bank + 1, || None);
+        }
+        self.index[bank].get_or_insert_with(|| Box::new([UNDECODED; BANK_SIZE]))[offset] = entry;
+        entry
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rom_with(code: &[u8]) -> Vec<u8> {
+        let mut rom = vec![0u8; 2 * BANK_SIZE];
+        rom[0x150..0x150 + code.len()].copy_from_slice(code);
+        rom
+    }
+
+    fn lengths(cache: &mut BlockCache, rom: &[u8], bank: usize, offset: usize) -> Option<usize> {
+        cache.block(rom, bank, offset).map(|ops| ops.len())
+    }
+
+    #[test]
+    fn a_block_runs_to_the_first_jump_inclusive() {
+        // ld a,1 ; add a,b ; ld hl,0xC000 ; set 0,(hl) ; jr -8 ; nop
+        let rom = rom_with(&[0x3E, 0x01, 0x80, 0x21, 0x00, 0xC0, 0xCB, 0xC6, 0x18, 0xF8, 0x00]);
+        let mut cache = BlockCache::default();
+        let ops = cache.block(&rom, 0, 0x150).expect("a block").to_vec();
+        assert_eq!(ops.len(), 5);
+        // the bytes after each opcode, as the fetch path passes them
+        let bytes: Vec<(u16, u16)> = ops.iter().map(|o| (o.pc2, o.pc3)).collect();
+        assert_eq!(bytes, [(0x01, 0x80), (0x21, 0x00), (0x00, 0xC0), (0xC6, 0x18), (0xF8, 0x00)]);
+        // the CB-prefixed instruction dispatches to its 0x100 + operand entry
+        assert!(ops[3].handler as usize == HANDLERS[0x1C6] as usize);
+        // entering in the middle decodes a second, shorter block
+        assert_eq!(lengths(&mut cache, &rom, 0, 0x152), Some(4));
+        assert_eq!(lengths(&mut cache, &rom, 0, 0x158), Some(1));
+    }
+
+    #[test]
+    fn illegal_opcodes_and_bank_ends_stay_on_the_fetch_path() {
+        // nop ; nop ; illegal 0xD3
+        let rom = rom_with(&[0x00, 0x00, 0xD3]);
+        let mut cache = BlockCache::default();
+        assert_eq!(lengths(&mut cache, &rom, 0, 0x150), Some(2));
+        assert_eq!(lengths(&mut cache, &rom, 0, 0x152), None);
+        // BRK (0xDB) likewise
+        let rom = rom_with(&[0xDB]);
+        assert_eq!(lengths(&mut BlockCache::default(), &rom, 0, 0x150), None);
+        // a run of NOPs up to the bank's end stops where an instruction's bytes would cross it
+        let rom = vec![0u8; 2 * BANK_SIZE];
+        let mut cache = BlockCache::default();
+        assert_eq!(lengths(&mut cache, &rom, 0, BANK_SIZE - 4), Some(2));
+        assert_eq!(lengths(&mut cache, &rom, 0, BANK_SIZE - 2), None);
+        // a bank beyond the ROM has no blocks
+        assert_eq!(lengths(&mut cache, &rom, 5, 0x100), None);
+    }
+
+    #[test]
+    fn long_runs_are_split_and_every_terminator_ends_a_block() {
+        let rom = vec![0u8; BANK_SIZE];
+        let mut cache = BlockCache::default();
+        assert_eq!(lengths(&mut cache, &rom, 0, 0), Some(MAX_BLOCK_LEN));
+        for op in 0..=255u8 {
+            if instruction_length(op).is_none() {
+                continue;
+            }
+            let rom = rom_with(&[op, 0, 0, 0, 0, 0]);
+            let got = lengths(&mut BlockCache::default(), &rom, 0, 0x150).expect("a block");
+            if ends_block(op) {
+                assert_eq!(got, 1, "opcode {op:02X}");
+            } else {
+                assert!(got > 1, "opcode {op:02X}: the NOPs after it continue the block");
+            }
+        }
+    }
+
+    #[test]
+    fn clear_forgets_decoded_blocks() {
+        let mut rom = rom_with(&[0x00, 0x00, 0x18, 0xFC]);
+        let mut cache = BlockCache::default();
+        assert_eq!(lengths(&mut cache, &rom, 0, 0x150), Some(3));
+        rom[0x151] = 0xC9; // ret
+        cache.clear();
+        assert_eq!(lengths(&mut cache, &rom, 0, 0x150), Some(2));
+    }
+}
