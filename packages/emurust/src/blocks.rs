@@ -41,6 +41,11 @@ pub struct Op {
 /// The blocks of one cartridge ROM, decoded on first use.
 #[derive(Clone, Default)]
 pub struct BlockCache {
+    /// Set: `Motherboard::tick` fetches every instruction (the tests' reference machine).
+    pub disabled: bool,
+    /// Test only: a planted bug (blocks run past the slice's end), to show the tests catch it.
+    #[cfg(test)]
+    pub planted_overrun: bool,
     /// Per 16 KiB ROM bank (allocated when first run): for each offset, `UNDECODED`, `NO_BLOCK`
     /// or the block starting there as `first op << 8 | length`.
     index: Vec<Option<Box<[u32; BANK_SIZE]>>>,
@@ -210,6 +215,58 @@ mod tests {
                 assert!(got > 1, "opcode {op:02X}: the NOPs after it continue the block");
             }
         }
+    }
+
+    /// Runs `frames` frames of `rom` on a machine replaying blocks and one fetching every
+    /// instruction, with the same button presses (a change every 5 frames) and rendering every
+    /// other frame; returns the first frame whose save state differs.
+    fn first_difference(rom: &[u8], frames: u32, planted_overrun: bool) -> Option<u32> {
+        let machine = |use_blocks: bool| {
+            let mut e = crate::frame::Emulator::new(rom, None, None).unwrap();
+            if let Some(rtc) = e.mb.cartridge.rtc.as_mut() {
+                rtc.fake_time = Some(1.0e9); // both machines see the same host clock
+            }
+            e.mb.blocks.disabled = !use_blocks;
+            e.mb.blocks.planted_overrun = planted_overrun;
+            e
+        };
+        let (mut fast, mut plain) = (machine(true), machine(false));
+        for f in 0..frames {
+            if f % 5 == 0 {
+                let k = ((f / 5) % 16) as u8; // press 1..8, release 9..16 in turn
+                for e in [&mut fast, &mut plain] {
+                    e.send_input(1 + k, 0);
+                }
+            }
+            for e in [&mut fast, &mut plain] {
+                e.tick_frame(f % 2 == 0, false).unwrap();
+            }
+            if fast.save_state() != plain.save_state() {
+                return Some(f);
+            }
+        }
+        assert!(plain.mb.blocks.ops.is_empty(), "the reference machine decoded blocks");
+        assert!(!fast.mb.blocks.ops.is_empty(), "no block was replayed");
+        None
+    }
+
+    #[test]
+    fn replaying_blocks_changes_no_frame_of_any_rom() {
+        for (name, rom) in crate::idle::tests::roms() {
+            let diff = first_difference(&rom, 150, false);
+            assert_eq!(diff, None, "{name}: the block machine differs at frame {diff:?}");
+        }
+    }
+
+    #[test]
+    fn a_planted_overrun_is_caught() {
+        let caught: Vec<String> = crate::idle::tests::roms()
+            .into_iter()
+            .filter(|(_, rom)| first_difference(rom, 150, true).is_some())
+            .map(|(name, _)| name)
+            .collect();
+        eprintln!("running blocks past the slice's end caught on {caught:?}");
+        assert!(caught.len() >= 10, "caught on {} ROMs only: {caught:?}", caught.len());
     }
 
     #[test]

@@ -175,6 +175,8 @@ fn run_slice_blocks(mb: &mut Motherboard, blocks: &mut BlockCache, target: u64) 
     if mb.test_flat.is_some() {
         return run_slice::<false>(mb, target); // the flat test memory is not the ROM
     }
+    #[cfg(test)]
+    let planted_overrun = blocks.planted_overrun;
     while (mb.cpu.cycles as i64) < (target as i64) {
         let pc = mb.cpu.PC;
         if mb.cpu.interrupt_enable_delay == 0 {
@@ -192,6 +194,10 @@ fn run_slice_blocks(mb: &mut Motherboard, blocks: &mut BlockCache, target: u64) 
                     for op in body {
                         let _legal = (op.handler)(mb, op.pc2, op.pc3);
                         debug_assert!(_legal && mb.cpu.interrupt_enable_delay == 0);
+                        #[cfg(test)]
+                        if planted_overrun {
+                            continue;
+                        }
                         if mb.cpu.bail || (mb.cpu.cycles as i64) >= (target as i64) {
                             return Ok(());
                         }

@@ -229,14 +229,14 @@ fn confirmed_reads_hold(mb: &Motherboard) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::Planted;
     use crate::frame::Emulator;
     use std::path::PathBuf;
 
     /// The test ROMs, from the PyBoy system vectors' folder (tools/emurust_cpu_vectors.py
     /// --system copies them there; it is what a generate work dir links, without `roms/`).
-    fn roms() -> Vec<(String, Vec<u8>)> {
+    pub(crate) fn roms() -> Vec<(String, Vec<u8>)> {
         let dir = crate::mb::tests::system_dir();
         let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
             .unwrap_or_else(|e| {

@@ -283,7 +283,7 @@ impl Motherboard {
         self.watch.reset();
         // moved out for the frame so the CPU loop holds it beside `&mut self`
         let mut blocks = std::mem::take(&mut self.blocks);
-        let result = self.tick_events(&mut blocks);
+        let result = self.tick_events((!blocks.disabled).then_some(&mut blocks));
         self.blocks = blocks;
         self.timer_sync();
         self.serial_sync();
@@ -291,7 +291,7 @@ impl Motherboard {
         result
     }
 
-    fn tick_events(&mut self, blocks: &mut BlockCache) -> Result<(), EmuError> {
+    fn tick_events(&mut self, mut blocks: Option<&mut BlockCache>) -> Result<(), EmuError> {
         while !self.lcd.frame_done {
             // (CGB HDMA branch dropped.) Fast-forward to the next component event; all of these
             // are int64 in PyBoy (the LCD's may be negative when it ran past its target).
@@ -304,7 +304,7 @@ impl Motherboard {
                 .min(mode0_cycles);
             let cycles_target = 4i64.max(m);
             // (breakpoint_singlestep: no breakpoints in emurust.)
-            cpu::tick_with(self, Some(blocks), cycles_target as u64)?;
+            cpu::tick_with(self, blocks.as_deref_mut(), cycles_target as u64)?;
 
             if self.oam_dma_active && !self.oam_dma_reading {
                 self.sync_oam_dma(0);

@@ -160,9 +160,26 @@ impl Timer {
             }
         }
 
-        // Slow path: one cycle at a time, as on hardware.
+        // Slow path: one cycle at a time, as on hardware (PyBoy's loop), except that a stretch
+        // without a reload in progress is taken in one step up to the next falling edge of the
+        // selected bit: only that last cycle of it can change anything but the counter.
         let mut ret = false;
         while cycles != 0 {
+            if self.tima_reload_state == 0 {
+                let enabled = self.tac & 0b100 != 0;
+                let period = (timer_bit as u64) * 2;
+                // cycles until the counter is a multiple of `period` (its bit falls then)
+                let to_edge = period - (self.div_counter as u64 & (period - 1));
+                let step = if enabled { to_edge.min(cycles) } else { cycles };
+                let new_counter = (self.div_counter as u64).wrapping_add(step) as u16;
+                if enabled && step == to_edge {
+                    self.increase_tima();
+                }
+                self.div_counter = new_counter;
+                self.div = (new_counter >> 8) as u8;
+                cycles -= step;
+                continue;
+            }
             if self.tima_reload_state != 0 {
                 self.tima_counter = self.tima_counter.wrapping_sub(1);
                 if self.tima_counter == 0 {
