@@ -403,6 +403,24 @@ ROM with and without skipping and compares every frame.""",
             depends_on=["error", "utils", "lcd"],
         ),
         ModulePlan(
+            name="blocks",
+            target="src/blocks.rs",
+            reference_sources=_no_sources,  # new code: no PyBoy counterpart
+            contract="""\
+Decoded straight-line runs of cartridge ROM code (not in PyBoy; changes no observable value).
+`Op { handler: opcodes::Handler, pc2, pc3 }`; `BlockCache` (Clone, Default; `pub disabled`,
+`clear()`, `block(rom, bank, offset) -> Option<&[Op]>`): a block is the ops of consecutive
+instructions starting at one ROM byte, up to `MAX_BLOCK_LEN`, ending with the first one for which
+`ends_block(opcode)` holds (jumps, calls, returns, RST, HALT, STOP, EI); an instruction whose three
+bytes are not all inside one 16 KiB bank of the ROM, or that is illegal (`instruction_length`
+None), stays on the fetch path. Decoded on first use into a per-bank index (allocated per bank
+when first run). The motherboard lends it to `cpu::tick_with` for each frame; a ROM patch
+(`Emulator::bank_set` on ROM) clears it. `cargo test blocks::` runs every ROM with and without
+blocks and compares every frame's save state.""",
+            tests=[EQUIVALENCE],
+            depends_on=["opcodes"],
+        ),
+        ModulePlan(
             name="cpu",
             target="src/cpu.rs",
             reference_sources=_pyboy(*_py_pxd("core/cpu")),
@@ -414,11 +432,14 @@ ROM with and without skipping and compares every frame.""",
 `bail`; `set_interruptflag(flag)`, `save_state`/`load_state` (27 bytes). Free functions on the
 motherboard: `tick(mb, cycles_target) -> Result<(), EmuError>` (interrupt check, PyBoy's HALT
 model, run `fetch_and_execute` until the target or `bail`, calling `idle::at_backward_jump`
-after an instruction that leaves PC at or below its own address), `check_interrupts(mb) -> bool`,
+after an instruction that leaves PC at or below its own address) and `tick_with(mb,
+Option<&mut BlockCache>, cycles_target)` (the same, replaying `blocks` for ROM code while the EI
+delay is 0: `bail` and slice-end checks after each op, EI countdown and backward-jump check after
+the block's last), `check_interrupts(mb) -> bool`,
 `handle_interrupt`, `fetch_and_execute(mb) -> Result<(), IllegalOpcode>`. `cargo test cpu::`
 replays cpu.json (tools/emurust_cpu_vectors.py: every opcode, memory access log included).""",
             tests=[ERRORS, EQUIVALENCE],
-            depends_on=["error", "utils", "opcodes", "idle"],
+            depends_on=["error", "utils", "opcodes", "idle", "blocks"],
         ),
         ModulePlan(
             name="mb",
@@ -433,14 +454,15 @@ replays cpu.json (tools/emurust_cpu_vectors.py: every opcode, memory access log 
 `setitem_io_ports`, `transfer_DMA`, `sync_oam_dma`, `buttonevent(key)`, `getserial()`,
 `bootrom_bytes(_mut)`, `tick()` (one frame: until `lcd.frame_done`, PyBoy's catch-up order),
 `timer_sync`/`serial_sync` (apply deferred catch-ups before anything reads them), `watch`
-(`idle::LoopWatch`, reset at each frame; the memory map taints it), `lcd_register_peek`,
+(`idle::LoopWatch`, reset at each frame; the memory map taints it), `blocks` (`BlockCache`, moved
+out for each frame's loop and passed to `cpu::tick_with` unless disabled), `lcd_register_peek`,
 `save_state() -> Vec<u8>` (version 29, PyBoy's bytes) and `load_state(&[u8])` (v29 DMG only,
 rejects trailing bytes, restores the previous state on error). `cargo test mb::` compares whole
 save states of every test ROM after 1/2/63/64/65/100 frames with PyBoy's.""",
             tests=[ERRORS, API, EQUIVALENCE],
             depends_on=["error", "utils", "timer", "cartridge", "mbc1", "mbc2", "mbc3", "mbc5",
                         "serial", "interaction", "ram", "sound", "bootrom", "lcd", "opcodes",
-                        "idle", "cpu"],
+                        "idle", "blocks", "cpu"],
         ),
         ModulePlan(
             name="frame",
