@@ -107,16 +107,18 @@ impl Cpu {
 
 /// `CPU.tick(cycles_target)`, fetching every instruction.
 pub fn tick(mb: &mut Motherboard, cycles_target: u64) -> Result<(), EmuError> {
-    tick_with(mb, None, cycles_target)
+    tick_with(mb, None, cycles_target).map(|_| ())
 }
 
 /// `CPU.tick(cycles_target)`, replaying decoded ROM blocks from `blocks` where it can (see
-/// `blocks`; the same instructions in the same order).
+/// `blocks`; the same instructions in the same order). With blocks, the slices that follow may
+/// run here too (see `run_slice_blocks`); true when the last one's `Motherboard::after_slice`
+/// has been done here.
 pub fn tick_with(
     mb: &mut Motherboard,
     blocks: Option<&mut BlockCache>,
     cycles_target: u64,
-) -> Result<(), EmuError> {
+) -> Result<bool, EmuError> {
     let cycles0 = mb.cpu.cycles;
     let target = cycles0.wrapping_add(cycles_target);
 
@@ -135,6 +137,9 @@ pub fn tick_with(
         cpu.PC = cpu.PC.wrapping_add(1);
     } else if cpu.halted {
         cpu.cycles = cpu.cycles.wrapping_add(cycles_target);
+        cpu.interrupt_queued = false;
+        cpu.bail = false;
+        return Ok(false); // the loop below would not run: `cycles` is the target
     }
     cpu.interrupt_queued = false;
 
@@ -142,9 +147,9 @@ pub fn tick_with(
     // The boot ROM is switched off by a write (FF50), which ends the slice (`bail`): each slice
     // runs with one value of `bootrom_enabled`, so the loop is compiled for each.
     match blocks {
-        _ if mb.bootrom_enabled => run_slice::<true>(mb, target),
+        _ if mb.bootrom_enabled => run_slice::<true>(mb, target).map(|_| false),
         Some(blocks) => run_slice_blocks(mb, blocks, target),
-        None => run_slice::<false>(mb, target),
+        None => run_slice::<false>(mb, target).map(|_| false),
     }
 }
 
@@ -170,61 +175,104 @@ fn run_slice<const BOOTROM: bool>(mb: &mut Motherboard, target: u64) -> Result<(
 /// its block, which runs with the loop's checks after each instruction (`bail`, the slice's end)
 /// and the checks only its last instruction can need (EI countdown, backward jump); anything
 /// else takes one turn of the fetch loop.
-fn run_slice_blocks(mb: &mut Motherboard, blocks: &mut BlockCache, target: u64) -> Result<(), EmuError> {
+///
+/// When the slice reaches its target (not a `bail`), the frame loop's work between slices is
+/// done here (`slice_boundary`) and, when the next slice's `CPU.tick` would start with nothing
+/// to do, that slice continues in this loop, inside the same block if it ended inside one.
+/// Returns whether the last slice's `after_slice` was done here.
+fn run_slice_blocks(
+    mb: &mut Motherboard,
+    blocks: &mut BlockCache,
+    mut target: u64,
+) -> Result<bool, EmuError> {
     #[cfg(test)]
     if mb.test_flat.is_some() {
-        return run_slice::<false>(mb, target); // the flat test memory is not the ROM
+        return run_slice::<false>(mb, target).map(|_| false); // the flat memory is not the ROM
     }
     #[cfg(test)]
     let planted_overrun = blocks.planted_overrun;
-    while (mb.cpu.cycles as i64) < (target as i64) {
-        let pc = mb.cpu.PC;
-        if mb.cpu.interrupt_enable_delay == 0 {
-            // the fetch path's two ROM cases (offset + 2 inside the bank)
-            let (bank, offset) = if pc <= 0x3FFD {
-                (mb.cartridge.rombank_selected_low, pc)
-            } else if (0x4000..=0x7FFD).contains(&pc) {
-                (mb.cartridge.rombank_selected, pc - 0x4000)
-            } else {
-                (0, 0x4000)
-            };
-            if offset < 0x4000 {
-                if let Some(ops) = blocks.block(&mb.cartridge.rombanks, bank as usize, offset as usize) {
-                    let (last, body) = ops.split_last().expect("blocks are not empty");
-                    for op in body {
-                        let _legal = (op.handler)(mb, op.pc2, op.pc3);
-                        debug_assert!(_legal && mb.cpu.interrupt_enable_delay == 0);
-                        #[cfg(test)]
-                        if planted_overrun {
-                            continue;
+    loop {
+        while (mb.cpu.cycles as i64) < (target as i64) {
+            let pc = mb.cpu.PC;
+            if mb.cpu.interrupt_enable_delay == 0 {
+                // the fetch path's two ROM cases (offset + 2 inside the bank)
+                let (bank, offset) = if pc <= 0x3FFD {
+                    (mb.cartridge.rombank_selected_low, pc)
+                } else if (0x4000..=0x7FFD).contains(&pc) {
+                    (mb.cartridge.rombank_selected, pc - 0x4000)
+                } else {
+                    (0, 0x4000)
+                };
+                if offset < 0x4000 {
+                    let rom = &mb.cartridge.rombanks;
+                    if let Some(ops) = blocks.block(rom, bank as usize, offset as usize) {
+                        let (last, body) = ops.split_last().expect("blocks are not empty");
+                        for op in body {
+                            let _legal = (op.handler)(mb, op.pc2, op.pc3);
+                            debug_assert!(_legal && mb.cpu.interrupt_enable_delay == 0);
+                            #[cfg(test)]
+                            if planted_overrun {
+                                continue;
+                            }
+                            if mb.cpu.bail {
+                                return Ok(false);
+                            }
+                            if (mb.cpu.cycles as i64) >= (target as i64) {
+                                match slice_boundary(mb) {
+                                    Some(next) => target = next,
+                                    None => return Ok(true),
+                                }
+                            }
                         }
-                        if mb.cpu.bail || (mb.cpu.cycles as i64) >= (target as i64) {
-                            return Ok(());
+                        let pc = mb.cpu.PC;
+                        let _legal = (last.handler)(mb, last.pc2, last.pc3);
+                        debug_assert!(_legal);
+                        after_instruction(&mut mb.cpu);
+                        if mb.cpu.bail {
+                            return Ok(false);
                         }
+                        if mb.cpu.PC <= pc {
+                            idle::at_backward_jump(mb, target);
+                        }
+                        continue;
                     }
-                    let pc = mb.cpu.PC;
-                    let _legal = (last.handler)(mb, last.pc2, last.pc3);
-                    debug_assert!(_legal);
-                    after_instruction(&mut mb.cpu);
-                    if mb.cpu.bail {
-                        break;
-                    }
-                    if mb.cpu.PC <= pc {
-                        idle::at_backward_jump(mb, target);
-                    }
-                    continue;
                 }
             }
+            fetch_and_execute_with::<false>(mb)?;
+            if mb.cpu.bail {
+                return Ok(false);
+            }
+            if mb.cpu.PC <= pc {
+                idle::at_backward_jump(mb, target);
+            }
         }
-        fetch_and_execute_with::<false>(mb)?;
-        if mb.cpu.bail {
-            break;
-        }
-        if mb.cpu.PC <= pc {
-            idle::at_backward_jump(mb, target);
+        match slice_boundary(mb) {
+            Some(next) => target = next,
+            None => return Ok(true),
         }
     }
-    Ok(())
+}
+
+/// The end of a slice that reached its target: the frame loop's `after_slice`, then, if the
+/// frame goes on and the next `CPU.tick` would only start its loop (CPU not halted, and
+/// `check_interrupts` returning early or finding no enabled interrupt raised), that tick's
+/// preamble and its target; None when the frame loop must take over (after_slice done).
+#[inline(always)]
+fn slice_boundary(mb: &mut Motherboard) -> Option<u64> {
+    mb.after_slice();
+    let cpu = &mb.cpu;
+    let no_interrupt_check = cpu.interrupt_queued
+        || cpu.interrupt_enable_delay != 0
+        || (cpu.interrupts_flag_register & cpu.interrupts_enabled_register & 0b11111) == 0;
+    if mb.lcd.frame_done || cpu.halted || !no_interrupt_check {
+        return None;
+    }
+    let length = mb.slice_length();
+    let cpu = &mut mb.cpu;
+    // `CPU.tick`'s preamble for a running CPU with nothing to dispatch
+    cpu.interrupt_queued = false;
+    cpu.bail = false;
+    Some(cpu.cycles.wrapping_add(length))
 }
 
 /// `CPU.check_interrupts()`: true when an enabled interrupt is raised (dispatched if IME).

@@ -293,47 +293,61 @@ impl Motherboard {
 
     fn tick_events(&mut self, mut blocks: Option<&mut BlockCache>) -> Result<(), EmuError> {
         while !self.lcd.frame_done {
-            // (CGB HDMA branch dropped.) Fast-forward to the next component event; all of these
-            // are int64 in PyBoy (the LCD's may be negative when it ran past its target).
-            let mode0_cycles = MAX_CYCLES as i64;
-            let m = (self.timer_cycles_to_interrupt() as i64)
-                .min(self.lcd.cycles_to_interrupt)
-                .min(self.lcd.cycles_to_frame)
-                .min(self.sound.cycles_to_interrupt as i64)
-                .min(self.serial.cycles_to_interrupt as i64)
-                .min(mode0_cycles);
-            let cycles_target = 4i64.max(m);
+            let cycles_target = self.slice_length();
             // (breakpoint_singlestep: no breakpoints in emurust.)
-            cpu::tick_with(self, blocks.as_deref_mut(), cycles_target as u64)?;
-
-            if self.oam_dma_active && !self.oam_dma_reading {
-                self.sync_oam_dma(0);
-            }
-
-            let cycles = self.cpu.cycles;
-            // self.sound.tick(cycles): deferred to the end of the frame (it only stores `cycles`).
-            if !self.serial_quiet {
-                if self.serial.tick(cycles) {
-                    self.cpu.set_interruptflag(INTR_SERIAL);
-                }
-                self.serial_quiet = self.serial.transfer_enabled == 0;
-            }
-            self.serial_pending = cycles;
-            if cycles < self.timer_quiet_until {
-                self.timer_pending = cycles;
-            } else {
-                self.timer_sync();
-                if self.timer.tick(cycles) {
-                    self.cpu.set_interruptflag(INTR_TIMER);
-                }
-                self.timer_arm(cycles);
-            }
-            let lcd_interrupt = self.lcd.tick(cycles);
-            if lcd_interrupt != 0 {
-                self.cpu.set_interruptflag(lcd_interrupt);
+            let events_done = cpu::tick_with(self, blocks.as_deref_mut(), cycles_target)?;
+            if !events_done {
+                self.after_slice();
             }
         }
         Ok(())
+    }
+
+    /// The length of the next CPU slice: up to the next component event, at least 4 cycles.
+    #[inline(always)]
+    pub fn slice_length(&self) -> u64 {
+        // (CGB HDMA branch dropped.) Fast-forward to the next component event; all of these
+        // are int64 in PyBoy (the LCD's may be negative when it ran past its target).
+        let mode0_cycles = MAX_CYCLES as i64;
+        let m = (self.timer_cycles_to_interrupt() as i64)
+            .min(self.lcd.cycles_to_interrupt)
+            .min(self.lcd.cycles_to_frame)
+            .min(self.sound.cycles_to_interrupt as i64)
+            .min(self.serial.cycles_to_interrupt as i64)
+            .min(mode0_cycles);
+        4i64.max(m) as u64
+    }
+
+    /// What PyBoy's frame loop does after each CPU slice: OAM DMA, serial, timer and LCD catch
+    /// up to the CPU (sound and, while nothing is pending, serial and timer deferred).
+    #[inline(always)]
+    pub fn after_slice(&mut self) {
+        if self.oam_dma_active && !self.oam_dma_reading {
+            self.sync_oam_dma(0);
+        }
+
+        let cycles = self.cpu.cycles;
+        // self.sound.tick(cycles): deferred to the end of the frame (it only stores `cycles`).
+        if !self.serial_quiet {
+            if self.serial.tick(cycles) {
+                self.cpu.set_interruptflag(INTR_SERIAL);
+            }
+            self.serial_quiet = self.serial.transfer_enabled == 0;
+        }
+        self.serial_pending = cycles;
+        if cycles < self.timer_quiet_until {
+            self.timer_pending = cycles;
+        } else {
+            self.timer_sync();
+            if self.timer.tick(cycles) {
+                self.cpu.set_interruptflag(INTR_TIMER);
+            }
+            self.timer_arm(cycles);
+        }
+        let lcd_interrupt = self.lcd.tick(cycles);
+        if lcd_interrupt != 0 {
+            self.cpu.set_interruptflag(lcd_interrupt);
+        }
     }
 
     /// The timer's `cycles_to_interrupt` as PyBoy's would read after its catch-up at
