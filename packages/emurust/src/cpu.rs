@@ -22,6 +22,9 @@ use crate::utils::{
 /// (checked per opcode by `tools/emurust_cpu_vectors.py`).
 #[allow(non_snake_case)]
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+// C layout, in this order: the polling-loop watcher (`idle`) compares the registers and the
+// interrupt state as three words that are contiguous bytes here (bytes 0-7, 8-15, 16-17).
+#[repr(C)]
 pub struct Cpu {
     pub A: u8,
     pub F: u8,
@@ -31,7 +34,6 @@ pub struct Cpu {
     pub E: u8,
     pub HL: u16,
     pub SP: u16,
-    pub PC: u16,
     /// IF (FF0F), 5 bits; reads add 0xE0 in the motherboard.
     pub interrupts_flag_register: u8,
     /// IE (FFFF).
@@ -43,13 +45,14 @@ pub struct Cpu {
     pub halted: bool,
     pub halted_during_ei: bool,
     pub stopped: bool,
-    /// Absolute T-cycle counter since power-on (`int64_t` in PyBoy).
-    pub cycles: u64,
+    pub PC: u16,
     /// Cycles between `cycles` and the moment of the current memory access (immediate fetches
     /// and 6 opcodes); the motherboard catches the LCD up to `cycles + offset` for VRAM/OAM.
     pub memory_access_offset: u8,
     /// Set by writes that may move the next event; ends the current `tick` early.
     pub bail: bool,
+    /// Absolute T-cycle counter since power-on (`int64_t` in PyBoy).
+    pub cycles: u64,
 }
 
 impl Cpu {

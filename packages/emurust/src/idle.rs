@@ -23,33 +23,30 @@ use crate::cpu::Cpu;
 use crate::mb::Motherboard;
 
 /// The CPU state an iteration must end with to be a fixed point (everything but PC, which is
-/// compared separately, the cycle counter, and the per-access scratch fields), packed into two
-/// words so that taking and comparing it costs a few instructions.
+/// compared separately, the cycle counter, and the per-access scratch fields), as three words
+/// read from bytes that `Cpu`'s C layout keeps contiguous, so that taking and comparing it costs
+/// a few instructions.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct LoopRegs(u64, u64);
+struct LoopRegs(u64, u64, u16);
 
 impl LoopRegs {
     #[inline(always)]
     fn of(cpu: &Cpu) -> Self {
-        let [h, l] = cpu.HL.to_be_bytes();
-        let [s, p] = cpu.SP.to_be_bytes();
-        let flags = cpu.interrupt_master_enable as u8
-            | (cpu.halted as u8) << 1
-            | (cpu.halted_during_ei as u8) << 2
-            | (cpu.stopped as u8) << 3
-            | (cpu.interrupt_queued as u8) << 4;
+        let [l, h] = cpu.HL.to_le_bytes();
+        let [sl, sh] = cpu.SP.to_le_bytes();
         LoopRegs(
-            u64::from_le_bytes([cpu.A, cpu.F, cpu.B, cpu.C, cpu.D, cpu.E, h, l]),
+            u64::from_le_bytes([cpu.A, cpu.F, cpu.B, cpu.C, cpu.D, cpu.E, l, h]),
             u64::from_le_bytes([
-                s,
-                p,
-                flags,
-                cpu.interrupt_enable_delay,
+                sl,
+                sh,
                 cpu.interrupts_flag_register,
                 cpu.interrupts_enabled_register,
-                0,
-                0,
+                cpu.interrupt_master_enable as u8,
+                cpu.interrupt_enable_delay,
+                cpu.interrupt_queued as u8,
+                cpu.halted as u8,
             ]),
+            u16::from_le_bytes([cpu.halted_during_ei as u8, cpu.stopped as u8]),
         )
     }
 }
