@@ -115,6 +115,17 @@ def emurust_cargo_tests(session: nox.Session) -> None:
                 external=True, env={"EMURUST_VECTORS": None, "EMURUST_VECTORS_DIR": None})
 
 
+def emurust_pgo(session: nox.Session) -> None:
+    """Replace the session's emurust extension by a profile-guided build (trained on the test
+    ROMs; tools/build_emurust_pgo.py, a no-op when the installed build is current). Without
+    rustup's llvm-tools the plain build stays, and the reports say which one ran
+    (``emurust.build_info()``). EMURUST_PGO=0 keeps the plain build."""
+    if os.environ.get("EMURUST_PGO", "1") == "0":
+        session.log("EMURUST_PGO=0: keeping the plain emurust build")
+        return
+    session.run("python", "tools/build_emurust_pgo.py")
+
+
 def install_references(session: nox.Session, envs=ENVS) -> None:
     for name in envs:
         session.run("envport", "install-reference", name)
@@ -161,6 +172,7 @@ def _env_sessions(name: str, folder: str, module: str) -> None:
         if name == "emurust":
             build_emurust_roms(session)
             emurust_cargo_tests(session)  # issue 4's L1: cargo test per module
+            emurust_pgo(session)  # verify the build the benchmark measures
         session.run("envport", "verify", name, *session.posargs, env=_jax_cache(session))
 
     @nox.session(name=f"bench-{name}", python=PYTHON)
@@ -175,6 +187,7 @@ def _env_sessions(name: str, folder: str, module: str) -> None:
         args = list(session.posargs)
         if name == "emurust":
             build_emurust_roms(session)
+            emurust_pgo(session)
             # the reference is one PyBoy object per env: thousands of them would only measure
             # memory pressure, so emurust's default sizes stop at 64
             if not any(a.startswith("--batch-sizes") for a in args):

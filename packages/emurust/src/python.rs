@@ -347,5 +347,6 @@ fn _emurust(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyEmulator>()?;
     m.add_class::<crate::vec::VecEmulator>()?;
     m.add("STATE_VERSION", crate::utils::STATE_VERSION)?;
+    m.add("BUILD", crate::BUILD)?;
     Ok(())
 }

@@ -19,8 +19,19 @@ from emurust.utils import (
 __version__ = "0.1.0"
 PYBOY_VERSION = "2.8.1"  # the version emurust translates and is verified against
 
+
+def build_info() -> str:
+    """How the extension was compiled: ``"plain"`` (``pip install``/``uv sync``) or
+    ``"pgo <key>"`` (profile-guided, by tools/build_emurust_pgo.py; the key names the sources,
+    ROMs and compiler of the profile). Benchmarks record it."""
+    from emurust._emurust import BUILD
+
+    return BUILD
+
+
 __all__ = [
     "PyBoy", "PyBoyMemoryView", "PyBoyRegisterFile", "Screen", "PyBoyException",
     "PyBoyInvalidInputException", "PyBoyInvalidOperationException", "PyBoyOutOfBoundsException",
     "WindowEvent", "EmurustPufferEnv", "make_puffer_env", "__version__", "PYBOY_VERSION",
+    "build_info",
 ]

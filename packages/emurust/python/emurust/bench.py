@@ -312,12 +312,19 @@ def host_info() -> dict[str, Any]:
         "platform": platform.platform(),
         "python": platform.python_version(),
         "emurust": ver("emurust") or _emurust_version(),
+        "emurust_build": _emurust_build(),
         "pyboy": ver("pyboy"),
         "numpy": np.__version__,
     }
     if hasattr(os, "sched_getaffinity"):
         info["usable_cpus"] = len(os.sched_getaffinity(0))
     return info
+
+
+def _emurust_build() -> str:
+    from emurust import build_info
+
+    return build_info()
 
 
 def _emurust_version() -> str:
@@ -343,7 +350,8 @@ def render_markdown(rep: dict) -> str:
         "# emurust vs PyBoy: single instance and vectorised throughput",
         "",
         f"- host: {h['cpu_model']}, {h['cpu_count']} CPUs, Python {h['python']}, {h['platform']}",
-        f"- versions: emurust {h['emurust']}, pyboy {h['pyboy']}, numpy {h['numpy']}",
+        f"- versions: emurust {h['emurust']} ({h.get('emurust_build', 'plain')} build), "
+        f"pyboy {h['pyboy']}, numpy {h['numpy']}",
         f"- date: {rep['date']}; load average at start {rep['load_start']}, "
         f"at end {rep['load_end']}",
         f"- command: `{rep['command']}`",
@@ -426,7 +434,8 @@ def plot(rep: dict, path: Path) -> bool:
     ax2.set_title("vectorised, game.gb", fontsize="small")
     ax2.grid(True, which="both", alpha=0.3)
     h = rep["host"]
-    fig.text(0.01, 0.005, f"{h['cpu_model']}, {h['cpu_count']} CPUs; emurust {h['emurust']}, "
+    fig.text(0.01, 0.005, f"{h['cpu_model']}, {h['cpu_count']} CPUs; emurust {h['emurust']} "
+             f"({h.get('emurust_build', 'plain')}), "
              f"pyboy {h['pyboy']}", fontsize=6, alpha=0.7)
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     fig.savefig(path, dpi=120)

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from emurust import __version__
+from emurust import __version__, build_info
 from emurust.verify import (
     PYBOY_VERSION,
     REFERENCE_INSTALL_HINT,
@@ -264,7 +264,7 @@ def make_port():
     return EnvPort(
         name="emurust",
         reference=f"PyBoy {PYBOY_VERSION} (PyPI, compiled; null window, DMG, sound off)",
-        candidate=f"emurust {__version__} (Rust, PyO3)",
+        candidate=f"emurust {__version__} (Rust, PyO3; {build_info()} build)",
         install_reference=install_reference,
         check_reference=check_reference,
         tolerance=0.0,

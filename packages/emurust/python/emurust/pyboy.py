@@ -132,9 +132,12 @@ class PyBoy:
         (False for ``count == 0``, as PyBoy)."""
         if self.stopped:
             raise PyBoyInvalidOperationException("Emulator is stopped")
-        count = _c_int(count)  # PyBoy's `cpdef tick(self, int count, ...)` conversion
-        if count < 0:
-            raise PyBoyInvalidInputException("count must be a non-negative integer")
+        # (the common call, tick(int) once a frame, takes the first branch: it is per-frame
+        # overhead, which counts in the benchmarks beside PyBoy's compiled wrapper)
+        if type(count) is not int or not 0 <= count <= 0x7FFF_FFFF:
+            count = _c_int(count)  # PyBoy's `cpdef tick(self, int count, ...)` conversion
+            if count < 0:
+                raise PyBoyInvalidInputException("count must be a non-negative integer")
         return self._emu.tick(count, bool(render), bool(sound))
 
     @property
@@ -195,10 +198,16 @@ class PyBoy:
         self.send_input(WindowEvent.RELEASE_ARROW_UP + i, delay)
 
     def button_press(self, input):
-        self.send_input(WindowEvent.PRESS_ARROW_UP + self._button_index(input))
+        event = _PRESS_EVENT.get(input) if type(input) is str else None
+        if event is None:  # not an exact lower-case name: PyBoy's lookup, with its errors
+            event = WindowEvent.PRESS_ARROW_UP + self._button_index(input)
+        self._emu.send_input(event, 0)
 
     def button_release(self, input):
-        self.send_input(WindowEvent.RELEASE_ARROW_UP + self._button_index(input))
+        event = _RELEASE_EVENT.get(input) if type(input) is str else None
+        if event is None:
+            event = WindowEvent.RELEASE_ARROW_UP + self._button_index(input)
+        self._emu.send_input(event, 0)
 
     def send_input(self, event, delay=0):
         """Queue a button event (``WindowEvent.PRESS_*``/``RELEASE_*``); applied at the start of
@@ -473,6 +482,11 @@ class PyBoyMemoryView:
                 raise PyBoyOutOfBoundsException("Out of bounds for reading VRAM bank")
             return _WRAM, start, stop
         raise PyBoyInvalidInputException("Invalid memory address for bank")
+
+
+# button name -> its PRESS / RELEASE event, for the exact lower-case names (the fast path)
+_PRESS_EVENT = {name: WindowEvent.PRESS_ARROW_UP + i for i, name in enumerate(BUTTONS)}
+_RELEASE_EVENT = {name: WindowEvent.RELEASE_ARROW_UP + i for i, name in enumerate(BUTTONS)}
 
 
 def _c_int(x) -> int:
