@@ -685,6 +685,21 @@ impl Lcd {
             (FRAME_CYCLES.wrapping_sub(self.clock) as i64).wrapping_shl(self.speed_shift as u32);
     }
 
+    /// Mode 0's rendering of line `ly` (background, window, sprites). Out of line: it needs
+    /// many registers, which `tick_transition` would otherwise save and restore on every
+    /// transition.
+    #[inline(never)]
+    fn render_line(&mut self, ly: usize) {
+        let (sprites, n) = if self.lcdc.sprite_enable {
+            self.sprites_on_line(ly as u8)
+        } else {
+            ([0; 10], 0)
+        };
+        let v = view!(self);
+        self.renderer.scanline(ly as i32, &v);
+        self.renderer.draw_sprites(ly as i32, false, &v, &sprites[..n]);
+    }
+
     /// The rest of `tick` when `clock >= clock_target`: one mode transition.
     #[inline(never)]
     fn tick_transition(&mut self) -> u8 {
@@ -692,8 +707,11 @@ impl Lcd {
         let mut interrupt_flag = 0u8;
         let mut vblank_stat_pretriggered = false;
         {
-            let lcd_enable = self.lcdc.lcd_enable;
-            if lcd_enable && self.reset {
+            // (PyBoy tests `lcd_enable and ...` in every branch, the LCD-off case last: the same
+            // branch is taken with the LCD-off test first)
+            if !self.lcdc.lcd_enable {
+                self.lcd_off_frame();
+            } else if self.reset {
                 self.reset = false;
                 self.frame_done = true;
                 self.ly = 0;
@@ -705,7 +723,7 @@ impl Lcd {
                 interrupt_flag |= self.stat.set_mode(0);
                 self.renderer.wy_activated_frame = self.wy == self.ly;
                 interrupt_flag |= self.stat.update_lyc(self.lyc, self.ly);
-            } else if lcd_enable && self.ly == 153 {
+            } else if self.ly == 153 {
                 if self.first_frame && self.clock_target < FRAME_CYCLES {
                     // The startup line is eight cycles short; keep the frame period unchanged.
                     self.clock_target = FRAME_CYCLES;
@@ -721,7 +739,7 @@ impl Lcd {
                     self.renderer.wy_activated_frame = self.wy == self.ly;
                     interrupt_flag |= self.stat.update_lyc(self.lyc, self.ly);
                 }
-            } else if lcd_enable && self.stat_transition == STAT_TRANSITION_ADVANCE_LY {
+            } else if self.stat_transition == STAT_TRANSITION_ADVANCE_LY {
                 self.ly = self.ly.wrapping_add(1);
                 if self.first_frame {
                     // Clear coincidence now, then compare again when mode 2 starts.
@@ -732,7 +750,7 @@ impl Lcd {
                 }
                 self.clock_target = self.clock_target.wrapping_add(4);
                 self.stat_transition = STAT_TRANSITION_START_MODE2;
-            } else if lcd_enable && self.stat_transition == STAT_TRANSITION_START_MODE2 {
+            } else if self.stat_transition == STAT_TRANSITION_START_MODE2 {
                 interrupt_flag |= self.stat.set_mode(2);
                 if self.first_frame {
                     interrupt_flag |= self.stat.update_lyc(self.lyc, self.ly);
@@ -741,7 +759,7 @@ impl Lcd {
                 self.next_stat_mode = 3;
                 self.stat_transition = STAT_TRANSITION_NONE;
                 self.renderer.wy_activated_frame |= self.wy == self.ly;
-            } else if lcd_enable {
+            } else {
                 if self.stat_transition == STAT_TRANSITION_VBLANK_PRETRIGGERED {
                     self.stat_transition = STAT_TRANSITION_NONE;
                     vblank_stat_pretriggered = true;
@@ -806,14 +824,7 @@ impl Lcd {
                             ];
                             // `if self.cgb: cgb_scanline` dropped.
                             if !self.disable_renderer {
-                                let (sprites, n) = if self.lcdc.sprite_enable {
-                                    self.sprites_on_line(ly as u8)
-                                } else {
-                                    ([0; 10], 0)
-                                };
-                                let v = view!(self);
-                                self.renderer.scanline(ly as i32, &v);
-                                self.renderer.draw_sprites(ly as i32, false, &v, &sprites[..n]);
+                                self.render_line(ly);
                             }
                         }
                     }
@@ -842,18 +853,22 @@ impl Lcd {
                     }
                     _ => {} // corrupt state: PyBoy's if/elif chain matches nothing either
                 }
-            } else {
-                // LCD off: a "frame" every FRAME_CYCLES, blank screen (see also set_lcdc).
-                self.frame_done = true;
-                self.clock %= FRAME_CYCLES;
-                self.clock_target = FRAME_CYCLES;
-                let v = view!(self);
-                self.renderer.blank_screen(&v);
             }
         }
 
         self.update_countdowns();
         interrupt_flag
+    }
+
+    /// LCD off: a "frame" every FRAME_CYCLES, blank screen (see also set_lcdc).
+    #[cold]
+    #[inline(never)]
+    fn lcd_off_frame(&mut self) {
+        self.frame_done = true;
+        self.clock %= FRAME_CYCLES;
+        self.clock_target = FRAME_CYCLES;
+        let v = view!(self);
+        self.renderer.blank_screen(&v);
     }
 
     pub fn save_state(&self, f: &mut StateWriter) {
