@@ -76,7 +76,7 @@ def profile_key(roms: list[Path]) -> str:
                     CRATE / "Cargo.lock", *CRATE.glob("python/emurust/*.py"), Path(__file__),
                     *roms])
     for f in files:
-        h.update(str(f.relative_to(REPO)).encode() + b"\0" + f.read_bytes())
+        h.update(os.path.relpath(f, REPO).encode() + b"\0" + f.read_bytes())
     return h.hexdigest()[:16]
 
 
