@@ -217,37 +217,19 @@ mod tests {
         }
     }
 
-    /// Runs `frames` frames of `rom` on a machine replaying blocks and one fetching every
-    /// instruction, with the same button presses (a change every 5 frames) and rendering every
-    /// other frame; returns the first frame whose save state differs.
+    /// A machine replaying blocks against one fetching every instruction (a press every 5
+    /// frames, rendering every other frame); the first frame whose save state differs.
     fn first_difference(rom: &[u8], frames: u32, planted_overrun: bool) -> Option<u32> {
-        let machine = |use_blocks: bool| {
-            let mut e = crate::frame::Emulator::new(rom, None, None).unwrap();
-            if let Some(rtc) = e.mb.cartridge.rtc.as_mut() {
-                rtc.fake_time = Some(1.0e9); // both machines see the same host clock
-            }
-            e.mb.blocks.disabled = !use_blocks;
-            e.mb.blocks.planted_overrun = planted_overrun;
-            e
-        };
-        let (mut fast, mut plain) = (machine(true), machine(false));
-        for f in 0..frames {
-            if f % 5 == 0 {
-                let k = ((f / 5) % 16) as u8; // press 1..8, release 9..16 in turn
-                for e in [&mut fast, &mut plain] {
-                    e.send_input(1 + k, 0);
-                }
-            }
-            for e in [&mut fast, &mut plain] {
-                e.tick_frame(f % 2 == 0, false).unwrap();
-            }
-            if fast.save_state() != plain.save_state() {
-                return Some(f);
-            }
+        let (diff, fast, plain) =
+            crate::idle::tests::lockstep(rom, frames, 5, |f| f % 2 == 0, |e, use_blocks| {
+                e.mb.blocks.disabled = !use_blocks;
+                e.mb.blocks.planted_overrun = planted_overrun;
+            });
+        if diff.is_none() {
+            assert!(plain.mb.blocks.ops.is_empty(), "the reference machine decoded blocks");
+            assert!(!fast.mb.blocks.ops.is_empty(), "no block was replayed");
         }
-        assert!(plain.mb.blocks.ops.is_empty(), "the reference machine decoded blocks");
-        assert!(!fast.mb.blocks.ops.is_empty(), "no block was replayed");
-        None
+        diff
     }
 
     #[test]

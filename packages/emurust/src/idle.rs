@@ -260,39 +260,61 @@ pub(crate) mod tests {
             .collect()
     }
 
-    fn machine(rom: &[u8], skip: bool, planted: Planted) -> Emulator {
-        let mut e = Emulator::new(rom, None, None).unwrap();
-        if let Some(rtc) = e.mb.cartridge.rtc.as_mut() {
-            rtc.fake_time = Some(1.0e9); // both machines see the same host clock
-        }
-        e.mb.watch.disabled = !skip;
-        e.mb.watch.planted = planted;
-        e
-    }
-
-    /// Runs `frames` frames of `rom` on a skipping machine and a plain one with the same button
-    /// presses (a press or release every 7 frames), rendering two frames in three; returns the
-    /// first frame whose save state (CPU, memory, LCD, timer, screen buffer, ...) differs, and
-    /// the iterations skipped.
-    fn first_difference(rom: &[u8], frames: u32, planted: Planted) -> (Option<u32>, u64) {
-        let mut fast = machine(rom, true, planted);
-        let mut plain = machine(rom, false, Planted::None);
+    /// Runs `frames` frames of `rom` on two machines, the one under test set up by
+    /// `configure(e, true)` and the reference by `configure(e, false)`, with the same host clock
+    /// for an RTC, the same button presses (a press or release every `press_every` frames) and
+    /// rendering where `render(frame)`; returns the first frame whose save state (CPU, memory,
+    /// LCD, timer, screen buffer, ...) differs, and both machines.
+    pub(crate) fn lockstep(
+        rom: &[u8],
+        frames: u32,
+        press_every: u32,
+        render: fn(u32) -> bool,
+        configure: impl Fn(&mut Emulator, bool),
+    ) -> (Option<u32>, Emulator, Emulator) {
+        let machine = |under_test: bool| {
+            let mut e = Emulator::new(rom, None, None).unwrap();
+            if let Some(rtc) = e.mb.cartridge.rtc.as_mut() {
+                rtc.fake_time = Some(1.0e9);
+            }
+            configure(&mut e, under_test);
+            e
+        };
+        let (mut tested, mut reference) = (machine(true), machine(false));
         for f in 0..frames {
-            if f % 7 == 0 {
-                let k = ((f / 7) % 16) as u8; // press 1..8, release 9..16 in turn
-                for e in [&mut fast, &mut plain] {
+            if f % press_every == 0 {
+                let k = ((f / press_every) % 16) as u8; // press 1..8, release 9..16 in turn
+                for e in [&mut tested, &mut reference] {
                     e.send_input(1 + k, 0);
                 }
             }
-            let render = f % 3 != 0;
-            fast.tick_frame(render, false).unwrap();
-            plain.tick_frame(render, false).unwrap();
-            if fast.save_state() != plain.save_state() {
-                return (Some(f), fast.mb.watch.skipped);
+            for e in [&mut tested, &mut reference] {
+                e.tick_frame(render(f), false).unwrap();
+            }
+            if tested.save_state() != reference.save_state() {
+                return (Some(f), tested, reference);
             }
         }
-        assert_eq!(plain.mb.watch.skipped, 0);
-        (None, fast.mb.watch.skipped)
+        (None, tested, reference)
+    }
+
+    /// A skipping machine against a plain one (a press every 7 frames, rendering two frames
+    /// in three); the first differing frame and the iterations skipped.
+    fn first_difference(rom: &[u8], frames: u32, planted: Planted) -> (Option<u32>, u64) {
+        let (diff, fast, plain) = lockstep(
+            rom,
+            frames,
+            7,
+            |f| f % 3 != 0,
+            |e, skip| {
+                e.mb.watch.disabled = !skip;
+                e.mb.watch.planted = if skip { planted } else { Planted::None };
+            },
+        );
+        if diff.is_none() {
+            assert_eq!(plain.mb.watch.skipped, 0);
+        }
+        (diff, fast.mb.watch.skipped)
     }
 
     #[test]

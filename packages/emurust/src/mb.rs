@@ -82,6 +82,19 @@ pub struct Motherboard {
     /// Test-only flat 64 KiB memory that replaces the memory map (opcode vectors).
     #[cfg(test)]
     pub test_flat: Option<Box<FlatMem>>,
+    /// Test-only: the frame loop's halted-CPU path (`run_halted`) off, a bug planted in it, and
+    /// the slices it has run.
+    #[cfg(test)]
+    pub halted_loop: HaltedLoopTest,
+}
+
+#[cfg(test)]
+#[derive(Default)]
+pub struct HaltedLoopTest {
+    pub off: bool,
+    /// slices that ignore the timer's next event (they may run past a TIMA overflow)
+    pub planted_no_timer: bool,
+    pub slices: u64,
 }
 
 /// A flat memory with an access log, mirroring the fake `mb` of tools/emurust_cpu_vectors.py.
@@ -133,6 +146,8 @@ impl Motherboard {
             blocks: BlockCache::default(),
             #[cfg(test)]
             test_flat: None,
+            #[cfg(test)]
+            halted_loop: HaltedLoopTest::default(),
         })
     }
 
@@ -293,6 +308,14 @@ impl Motherboard {
 
     fn tick_events(&mut self, mut blocks: Option<&mut BlockCache>) -> Result<(), EmuError> {
         while !self.lcd.frame_done {
+            #[cfg(test)]
+            let off = self.halted_loop.off;
+            #[cfg(not(test))]
+            let off = false;
+            if !off && self.halted_and_asleep() {
+                self.run_halted();
+                continue;
+            }
             let cycles_target = self.slice_length();
             // (breakpoint_singlestep: no breakpoints in emurust.)
             let events_done = cpu::tick_with(self, blocks.as_deref_mut(), cycles_target)?;
@@ -301,6 +324,79 @@ impl Motherboard {
             }
         }
         Ok(())
+    }
+
+    /// True when the next `CPU.tick` would only pass time: the CPU is halted, `check_interrupts`
+    /// finds no enabled interrupt raised (and is not skipped by a queued interrupt or the EI
+    /// delay), and nothing between slices but the timer and the LCD has work (no OAM DMA, the
+    /// serial port deferred).
+    #[inline(always)]
+    fn halted_and_asleep(&self) -> bool {
+        let cpu = &self.cpu;
+        cpu.halted
+            && !cpu.interrupt_queued
+            && cpu.interrupt_enable_delay == 0
+            && cpu.interrupts_flag_register & cpu.interrupts_enabled_register & 0b11111 == 0
+            && !self.oam_dma_active
+            && self.serial_quiet
+    }
+
+    /// PyBoy's frame loop while `halted_and_asleep` holds, slice by slice: each slice adds its
+    /// length to `cycles` (`CPU.tick`'s halted branch) and the components catch up. Nothing in
+    /// here can start OAM DMA, end the serial port's deferral, queue an interrupt or touch the
+    /// EI delay, so only IF (and the frame's end) can end the state; the loop stops there and
+    /// the frame loop takes over. Same slices, same states as the general loop, without its
+    /// per-slice tests that cannot change here.
+    #[inline(never)]
+    fn run_halted(&mut self) {
+        // `CPU.tick`'s halted branch, the same in every slice
+        self.watch.tainted = true;
+        self.cpu.interrupt_queued = false;
+        self.cpu.bail = false;
+        // the terms of `slice_length` that stay fixed here (sound off and serial deferred do not
+        // move their countdowns; a sound state may hold any value, so it is read once)
+        let fixed = (self.sound.cycles_to_interrupt as i64)
+            .min(self.serial.cycles_to_interrupt as i64)
+            .min(MAX_CYCLES as i64);
+        let enabled = self.cpu.interrupts_enabled_register & 0b11111;
+        loop {
+            #[cfg(test)]
+            let timer = if self.halted_loop.planted_no_timer {
+                MAX_CYCLES
+            } else {
+                self.timer_cycles_to_interrupt()
+            };
+            #[cfg(not(test))]
+            let timer = self.timer_cycles_to_interrupt();
+            #[cfg(test)]
+            {
+                self.halted_loop.slices += 1;
+            }
+            let m = (timer as i64)
+                .min(self.lcd.cycles_to_interrupt)
+                .min(self.lcd.cycles_to_frame)
+                .min(fixed);
+            let cycles = self.cpu.cycles.wrapping_add(4i64.max(m) as u64);
+            self.cpu.cycles = cycles;
+            // `after_slice` with no DMA and the serial port deferred
+            self.serial_pending = cycles;
+            if cycles < self.timer_quiet_until {
+                self.timer_pending = cycles;
+            } else {
+                self.timer_sync();
+                if self.timer.tick(cycles) {
+                    self.cpu.set_interruptflag(INTR_TIMER);
+                }
+                self.timer_arm(cycles);
+            }
+            let lcd_interrupt = self.lcd.tick(cycles);
+            if lcd_interrupt != 0 {
+                self.cpu.set_interruptflag(lcd_interrupt);
+            }
+            if self.lcd.frame_done || self.cpu.interrupts_flag_register & enabled != 0 {
+                return;
+            }
+        }
     }
 
     /// The length of the next CPU slice: up to the next component event, at least 4 cycles.
@@ -1222,5 +1318,51 @@ pub(crate) mod tests {
         mb.sync_oam_dma(0);
         assert!(!mb.oam_dma_active);
         assert_eq!(mb.getitem(0xFE9F), 0x9F ^ 0x5A);
+    }
+
+    /// The halted-CPU path against the general frame loop (a press every 3 frames, rendering
+    /// every third frame); the first differing frame and the slices the path ran.
+    fn halted_loop_difference(rom: &[u8], planted_no_timer: bool) -> (Option<u32>, u64) {
+        let (diff, fast, plain) = crate::idle::tests::lockstep(
+            rom,
+            150,
+            3,
+            |f| f % 3 == 0,
+            |e, use_loop| {
+                e.mb.halted_loop.off = !use_loop;
+                e.mb.halted_loop.planted_no_timer = planted_no_timer;
+            },
+        );
+        assert_eq!(plain.mb.halted_loop.slices, 0);
+        (diff, fast.mb.halted_loop.slices)
+    }
+
+    #[test]
+    fn the_halted_cpu_path_changes_no_frame_of_any_rom() {
+        let mut roms_halted = vec![];
+        for (name, rom) in crate::idle::tests::roms() {
+            let (diff, slices) = halted_loop_difference(&rom, false);
+            assert_eq!(
+                diff, None,
+                "{name}: the halted-CPU path differs at frame {diff:?}"
+            );
+            if slices > 0 {
+                roms_halted.push(name);
+            }
+        }
+        // not vacuous: the game and the interrupt ROMs sleep in HALT most of each frame
+        eprintln!("the halted-CPU path ran on {roms_halted:?}");
+        assert!(roms_halted.len() >= 3, "ran on {roms_halted:?} only");
+    }
+
+    #[test]
+    fn a_bug_planted_in_the_halted_cpu_path_is_caught() {
+        let caught: Vec<String> = crate::idle::tests::roms()
+            .into_iter()
+            .filter(|(_, rom)| halted_loop_difference(rom, true).0.is_some())
+            .map(|(name, _)| name)
+            .collect();
+        eprintln!("slices past the timer's event caught on {caught:?}");
+        assert!(!caught.is_empty(), "the planted bug went unnoticed");
     }
 }
