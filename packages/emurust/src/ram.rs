@@ -18,7 +18,7 @@ pub const INTERNAL_RAM1: usize = 0x7F;
 pub const STATE_SIZE: usize = INTERNAL_RAM0 + NON_IO_INTERNAL_RAM0 + IO_PORTS + INTERNAL_RAM1;
 
 pub struct Ram {
-    pub internal_ram0: Box<[u8; INTERNAL_RAM0]>,
+    pub internal_ram0: [u8; INTERNAL_RAM0],
     pub non_io_internal_ram0: [u8; NON_IO_INTERNAL_RAM0],
     pub io_ports: [u8; IO_PORTS],
     pub internal_ram1: [u8; INTERNAL_RAM1],
@@ -33,7 +33,7 @@ impl Default for Ram {
 impl Ram {
     pub fn new() -> Self {
         Ram {
-            internal_ram0: Box::new([0; INTERNAL_RAM0]),
+            internal_ram0: [0; INTERNAL_RAM0],
             non_io_internal_ram0: [0; NON_IO_INTERNAL_RAM0],
             io_ports: [0; IO_PORTS],
             internal_ram1: [0; INTERNAL_RAM1],

@@ -309,7 +309,7 @@ interrupt), `pull(joystickbyte) -> u8` (P1 for a value written to FF00, exactly 
             contract="""\
 `INTERNAL_RAM0 = 8 KiB` (DMG WRAM), `NON_IO_INTERNAL_RAM0 = 0x60`, `IO_PORTS = 0x4C`,
 `INTERNAL_RAM1 = 0x7F`, `STATE_SIZE` (their sum). `Ram` (Default, `new()`: all zero) with
-`internal_ram0: Vec<u8>`, `non_io_internal_ram0`, `io_ports`, `internal_ram1` arrays;
+`internal_ram0` (inline array), `non_io_internal_ram0`, `io_ports`, `internal_ram1` arrays;
 `randomize_with(next_byte)` (PyBoy's fill order), `save_state`/`load_state`. `cargo test ram::`.""",
             tests=[EQUIVALENCE],
             depends_on=["error", "utils"],
