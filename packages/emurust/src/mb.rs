@@ -379,20 +379,7 @@ impl Motherboard {
             let cycles = self.cpu.cycles.wrapping_add(4i64.max(m) as u64);
             self.cpu.cycles = cycles;
             // `after_slice` with no DMA and the serial port deferred
-            self.serial_pending = cycles;
-            if cycles < self.timer_quiet_until {
-                self.timer_pending = cycles;
-            } else {
-                self.timer_sync();
-                if self.timer.tick(cycles) {
-                    self.cpu.set_interruptflag(INTR_TIMER);
-                }
-                self.timer_arm(cycles);
-            }
-            let lcd_interrupt = self.lcd.tick(cycles);
-            if lcd_interrupt != 0 {
-                self.cpu.set_interruptflag(lcd_interrupt);
-            }
+            self.catch_up_serial_timer_lcd(cycles);
             if self.lcd.frame_done || self.cpu.interrupts_flag_register & enabled != 0 {
                 return;
             }
@@ -430,6 +417,14 @@ impl Motherboard {
             }
             self.serial_quiet = self.serial.transfer_enabled == 0;
         }
+        self.catch_up_serial_timer_lcd(cycles);
+    }
+
+    /// The end of `after_slice` (and of every halted slice): record the deferred serial
+    /// catch-up, catch the timer up (or defer it while that is exact) and the LCD, raising
+    /// their interrupts.
+    #[inline(always)]
+    fn catch_up_serial_timer_lcd(&mut self, cycles: u64) {
         self.serial_pending = cycles;
         if cycles < self.timer_quiet_until {
             self.timer_pending = cycles;
