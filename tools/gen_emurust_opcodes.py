@@ -356,6 +356,13 @@ def dispatch_table(fdef: ast.FunctionDef) -> list[tuple[int, str, bool]]:
     return table
 
 
+def writes_memory(fdef: ast.FunctionDef) -> bool:
+    """True when the opcode function may write memory (calls ``cpu.mb.setitem`` or
+    ``setitem_io_ports``): the only way an instruction that does not end a block can set ``bail``."""
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+               and n.func.attr in ("setitem", "setitem_io_ports") for n in ast.walk(fdef))
+
+
 def module_level_list(tree: ast.Module, name: str) -> list:
     for node in tree.body:
         if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == name:
@@ -470,6 +477,18 @@ def generate(core: Path) -> str:
     ]
     for i in range(0, 512, 16):
         out.append("    " + ", ".join(str(x) for x in lengths[i : i + 16]) + ",")
+    out += [
+        "];",
+        "",
+        "/// Per opcode (as `HANDLERS` is indexed): true when PyBoy's function may write memory",
+        "/// (`setitem` or `setitem_io_ports`). Only a write can set `bail` in an instruction that",
+        "/// does not end a decoded block, so `blocks` checks `bail` after those alone.",
+        "pub const WRITES_MEMORY: [bool; 512] = [",
+    ]
+    writes = [fn not in ILLEGAL and writes_memory(by_name[fn]) for fn, _ in
+              (by_opcode[o] for o in range(512))]
+    for i in range(0, 512, 16):
+        out.append("    " + ", ".join("true" if w else "false" for w in writes[i : i + 16]) + ",")
     out += [
         "];",
         "",

@@ -5,19 +5,26 @@
 //! delay down and checks for a `bail` and the slice's end. For code in the cartridge ROM the
 //! fetch is a pure function of (bank, offset): the ROM never changes while it runs (a ROM patch
 //! through `memory[bank, addr] = v` clears this cache), and every write that can switch banks
-//! (0000-7FFF) sets `bail`, which ends the slice. So the fetch and dispatch of a whole run of
-//! instructions can be done once and replayed: a block is the (handler, byte 2, byte 3) triples
-//! of consecutive instructions starting at one ROM byte, up to and including the first one that
-//! can move PC anywhere but to the next instruction, change the EI delay, or stop the CPU.
+//! (0000-7FFF) sets `bail`, which ends the slice (or, where that changes nothing, lets it go on:
+//! `Motherboard::continue_after_bail`). So the fetch and dispatch of a whole run of
+//! instructions can be done once and replayed: a block is the ops of consecutive instructions
+//! starting at one ROM byte, up to and including the first one that can move PC anywhere but to
+//! the next instruction, change the EI delay, or stop the CPU.
 //!
-//! `cpu::tick` replays a block exactly as its loop would run the same instructions: each is
-//! followed by the `bail` check and the slice-end check; only the block's last instruction can
-//! jump (so only it needs the backward-jump check of `idle`) or start the EI delay (so only it
-//! needs the countdown, and blocks are entered only when the delay is 0). Instructions whose
-//! three bytes do not all lie in one 16 KiB bank of the ROM (PyBoy's fetch treats PC 3FFE/3FFF
-//! and reads past the ROM specially), illegal opcodes and the boot ROM stay on the fetch path.
+//! A block replays as threaded code: each op holds a step function, specialised for its opcode,
+//! that runs the opcode and then, unless the instruction set `bail` (checked only after opcodes
+//! that write memory, the only way a block's body can set it) or reached the slice's target
+//! (`Motherboard::slice_target`), jumps straight into the next op's step (a tail call). The last
+//! op's step only runs its instruction. So the CPU loop (`cpu::tick_with`) makes one call per
+//! block, not per instruction, and sees it return at the same points where PyBoy's loop would
+//! stop after an instruction: a `bail`, the slice's end, or the block's last instruction (the one
+//! that can jump, for the backward-jump check of `idle`, or start the EI delay, for its
+//! countdown; blocks are entered only with the delay at 0). Instructions whose three bytes do not
+//! all lie in one 16 KiB bank of the ROM (PyBoy's fetch treats PC 3FFE/3FFF and reads past the
+//! ROM specially), illegal opcodes and the boot ROM stay on the fetch path.
 
-use crate::opcodes::{Handler, HANDLERS, OPCODE_LENGTHS};
+use crate::mb::Motherboard;
+use crate::opcodes::{HANDLERS, OPCODE_LENGTHS, WRITES_MEMORY};
 
 /// Instructions per block at most (a longer run continues in a second block).
 pub const MAX_BLOCK_LEN: usize = 64;
@@ -28,14 +35,132 @@ const UNDECODED: u32 = 0;
 /// `index` entry: no block starts here (the fetch path runs this instruction).
 const NO_BLOCK: u32 = u32::MAX;
 
-/// One decoded instruction: PyBoy's dispatch entry for its opcode and the two bytes after the
-/// opcode as the fetch reads them (passed even when the instruction has no immediate, as the
-/// fetch path does).
+/// One decoded instruction: its step (`BODY_STEPS` or, for a block's last op, `LAST_STEPS` at
+/// its opcode), the opcode as `HANDLERS` is indexed (0x100 + the byte after a 0xCB prefix) and
+/// the two bytes after the opcode as the fetch reads them (passed even when the instruction has
+/// no immediate, as the fetch path does).
 #[derive(Clone, Copy)]
 pub struct Op {
-    pub handler: Handler,
+    step: Step,
+    pub opcode: u16,
     pub pc2: u16,
     pub pc3: u16,
+}
+
+/// Runs the op at `op` and, for a body op, the ones after it while the slice goes on; returns
+/// the op after the last one it ran.
+///
+/// Safety: `op` points into a decoded block (`BlockCache::block`'s slice, which must stay
+/// borrowed while the steps run) at an op whose step is the one being called. A body step reads
+/// the op after its own, which exists because the block's last op has a `LAST_STEPS` step.
+pub type Step = unsafe fn(&mut Motherboard, *const Op) -> *const Op;
+
+/// The step of a block's body op with opcode `OP` (`WRITES`: `WRITES_MEMORY[OP]`): the opcode,
+/// then PyBoy's loop checks after an instruction (`bail`; the slice's target), then a tail call
+/// into the next op's step. (Rust does not promise the tail call; LLVM makes one in release
+/// builds, and without it the stack only grows by one frame per op of a block, at most
+/// `MAX_BLOCK_LEN`.)
+#[inline(always)]
+unsafe fn body_step<const OP: usize, const WRITES: bool>(
+    mb: &mut Motherboard,
+    op: *const Op,
+) -> *const Op {
+    let o = &*op;
+    let _legal = HANDLERS[OP](mb, o.pc2, o.pc3);
+    debug_assert!(_legal && mb.cpu.interrupt_enable_delay == 0);
+    let next = op.add(1);
+    if WRITES && mb.cpu.bail {
+        return next;
+    }
+    debug_assert!(
+        !mb.cpu.bail,
+        "opcode {OP:#05X} set bail without writing memory"
+    );
+    #[cfg(test)]
+    if mb.test_planted_overrun {
+        return ((*next).step)(mb, next); // planted bug: blocks run past the slice's end
+    }
+    if (mb.cpu.cycles as i64) >= (mb.slice_target as i64) {
+        return next;
+    }
+    ((*next).step)(mb, next)
+}
+
+/// The step of a block's last op with opcode `OP`: the opcode alone (the CPU loop does what
+/// follows it); records its PC for the backward-jump check.
+#[inline(always)]
+unsafe fn last_step<const OP: usize>(mb: &mut Motherboard, op: *const Op) -> *const Op {
+    let o = &*op;
+    mb.block_last_pc = mb.cpu.PC;
+    let _legal = HANDLERS[OP](mb, o.pc2, o.pc3);
+    debug_assert!(_legal);
+    op.add(1)
+}
+
+/// The sixteen body or last-op steps of the opcodes `$row * 16 ..= $row * 16 + 15`.
+macro_rules! step_row {
+    ($row:literal, body) => {
+        step_row!(@body $row; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)
+    };
+    ($row:literal, last) => {
+        step_row!(@last $row; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)
+    };
+    (@body $row:literal; $($col:literal)*) => {
+        [$(body_step::<{ $row * 16 + $col }, { WRITES_MEMORY[$row * 16 + $col] }>),*]
+    };
+    (@last $row:literal; $($col:literal)*) => {
+        [$(last_step::<{ $row * 16 + $col }>),*]
+    };
+}
+
+/// The steps of all 512 opcodes, as rows of 16 (`table[opcode >> 4][opcode & 15]`).
+macro_rules! step_table {
+    ($kind:ident) => {
+        step_table!(@rows $kind; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15
+                                 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31)
+    };
+    (@rows $kind:ident; $($row:literal)*) => {
+        [$(step_row!($row, $kind)),*]
+    };
+}
+
+/// Body steps by opcode.
+static BODY_STEPS: [[Step; 16]; 32] = step_table!(body);
+/// Last-op steps by opcode.
+static LAST_STEPS: [[Step; 16]; 32] = step_table!(last);
+
+impl Op {
+    fn new(opcode: u16, pc2: u16, pc3: u16, last: bool) -> Self {
+        let table = if last { &LAST_STEPS } else { &BODY_STEPS };
+        let step = table[(opcode >> 4) as usize][(opcode & 15) as usize];
+        Op {
+            step,
+            opcode,
+            pc2,
+            pc3,
+        }
+    }
+
+    /// True when this op has the step of a block's last op.
+    #[cfg(test)]
+    fn is_last(&self) -> bool {
+        let o = self.opcode as usize;
+        self.step as usize == LAST_STEPS[o >> 4][o & 15] as usize
+    }
+}
+
+/// Replays `block` (a slice `BlockCache::block` returned) from op `start`: the steps run the
+/// ops until one sets `bail`, reaches `mb.slice_target` or is the block's last; returns the
+/// index of the op after it (`block.len()` when the last op ran).
+#[inline(always)]
+pub fn replay(mb: &mut Motherboard, block: &[Op], start: usize) -> usize {
+    let ops = &block[start..];
+    // SAFETY: `ops[0]` is an op of a decoded block, which ends with a last-op step
+    // (`BlockCache::decode`), and `block` stays borrowed while the steps run; the pointer they
+    // return is one past an op of the same block.
+    let after = unsafe { (ops[0].step)(mb, ops.as_ptr()) };
+    // (the offset from the block's start, without pointer arithmetic on an integer)
+    start + (after as usize - ops.as_ptr() as usize) / std::mem::size_of::<Op>()
 }
 
 /// The blocks of one cartridge ROM, decoded on first use.
@@ -43,9 +168,6 @@ pub struct Op {
 pub struct BlockCache {
     /// Set: `Motherboard::tick` fetches every instruction (the tests' reference machine).
     pub disabled: bool,
-    /// Test only: a planted bug (blocks run past the slice's end), to show the tests catch it.
-    #[cfg(test)]
-    pub planted_overrun: bool,
     /// Per 16 KiB ROM bank (allocated when first run): for each offset, `UNDECODED`, `NO_BLOCK`
     /// or the block starting there as `first op << 8 | length`.
     index: Vec<Option<Box<[u32; BANK_SIZE]>>>,
@@ -58,10 +180,38 @@ pub struct BlockCache {
 pub fn ends_block(opcode: u8) -> bool {
     matches!(
         opcode,
-        0x10 | 0x18 | 0x20 | 0x28 | 0x30 | 0x38 | 0x76
-            | 0xC0 | 0xC2 | 0xC3 | 0xC4 | 0xC7 | 0xC8 | 0xC9 | 0xCA | 0xCC | 0xCD | 0xCF
-            | 0xD0 | 0xD2 | 0xD4 | 0xD7 | 0xD8 | 0xD9 | 0xDA | 0xDC | 0xDF
-            | 0xE7 | 0xE9 | 0xEF | 0xF7 | 0xFB | 0xFF
+        0x10 | 0x18
+            | 0x20
+            | 0x28
+            | 0x30
+            | 0x38
+            | 0x76
+            | 0xC0
+            | 0xC2
+            | 0xC3
+            | 0xC4
+            | 0xC7
+            | 0xC8
+            | 0xC9
+            | 0xCA
+            | 0xCC
+            | 0xCD
+            | 0xCF
+            | 0xD0
+            | 0xD2
+            | 0xD4
+            | 0xD7
+            | 0xD8
+            | 0xD9
+            | 0xDA
+            | 0xDC
+            | 0xDF
+            | 0xE7
+            | 0xE9
+            | 0xEF
+            | 0xF7
+            | 0xFB
+            | 0xFF
     )
 }
 
@@ -123,14 +273,22 @@ impl BlockCache {
                 break;
             };
             let (pc2, pc3) = (bytes[1] as u16, bytes[2] as u16);
-            let opcode = if bytes[0] == 0xCB { pc2 | 0x100 } else { bytes[0] as u16 };
-            self.ops.push(Op { handler: HANDLERS[opcode as usize], pc2, pc3 });
+            let opcode = if bytes[0] == 0xCB {
+                pc2 | 0x100
+            } else {
+                bytes[0] as u16
+            };
+            self.ops.push(Op::new(opcode, pc2, pc3, false));
             if ends_block(bytes[0]) {
                 break;
             }
             at += length as usize;
         }
         let len = self.ops.len() - first;
+        if let Some(last) = self.ops[first..].last_mut() {
+            // the step that ends the replay (what makes `replay` safe)
+            *last = Op::new(last.opcode, last.pc2, last.pc3, true);
+        }
         // `first` fits 24 bits: at most one op per ROM byte per block start, and blocks start at
         // ROM bytes; a ROM is at most 8 MiB (2^23 bytes) but overlapping blocks repeat ops, so
         // stop recording blocks (the fetch path still runs the code) before the field overflows.
@@ -165,15 +323,29 @@ mod tests {
     #[test]
     fn a_block_runs_to_the_first_jump_inclusive() {
         // ld a,1 ; add a,b ; ld hl,0xC000 ; set 0,(hl) ; jr -8 ; nop
-        let rom = rom_with(&[0x3E, 0x01, 0x80, 0x21, 0x00, 0xC0, 0xCB, 0xC6, 0x18, 0xF8, 0x00]);
+        let rom = rom_with(&[
+            0x3E, 0x01, 0x80, 0x21, 0x00, 0xC0, 0xCB, 0xC6, 0x18, 0xF8, 0x00,
+        ]);
         let mut cache = BlockCache::default();
         let ops = cache.block(&rom, 0, 0x150).expect("a block").to_vec();
         assert_eq!(ops.len(), 5);
         // the bytes after each opcode, as the fetch path passes them
         let bytes: Vec<(u16, u16)> = ops.iter().map(|o| (o.pc2, o.pc3)).collect();
-        assert_eq!(bytes, [(0x01, 0x80), (0x21, 0x00), (0x00, 0xC0), (0xC6, 0x18), (0xF8, 0x00)]);
+        assert_eq!(
+            bytes,
+            [
+                (0x01, 0x80),
+                (0x21, 0x00),
+                (0x00, 0xC0),
+                (0xC6, 0x18),
+                (0xF8, 0x00)
+            ]
+        );
         // the CB-prefixed instruction dispatches to its 0x100 + operand entry
-        assert!(ops[3].handler as usize == HANDLERS[0x1C6] as usize);
+        assert_eq!(ops[3].opcode, 0x1C6);
+        // only the last op ends the replay
+        let last: Vec<bool> = ops.iter().map(Op::is_last).collect();
+        assert_eq!(last, [false, false, false, false, true]);
         // entering in the middle decodes a second, shorter block
         assert_eq!(lengths(&mut cache, &rom, 0, 0x152), Some(4));
         assert_eq!(lengths(&mut cache, &rom, 0, 0x158), Some(1));
@@ -212,7 +384,10 @@ mod tests {
             if ends_block(op) {
                 assert_eq!(got, 1, "opcode {op:02X}");
             } else {
-                assert!(got > 1, "opcode {op:02X}: the NOPs after it continue the block");
+                assert!(
+                    got > 1,
+                    "opcode {op:02X}: the NOPs after it continue the block"
+                );
             }
         }
     }
@@ -220,13 +395,21 @@ mod tests {
     /// A machine replaying blocks against one fetching every instruction (a press every 5
     /// frames, rendering every other frame); the first frame whose save state differs.
     fn first_difference(rom: &[u8], frames: u32, planted_overrun: bool) -> Option<u32> {
-        let (diff, fast, plain) =
-            crate::idle::tests::lockstep(rom, frames, 5, |f| f % 2 == 0, |e, use_blocks| {
+        let (diff, fast, plain) = crate::idle::tests::lockstep(
+            rom,
+            frames,
+            5,
+            |f| f % 2 == 0,
+            |e, use_blocks| {
                 e.mb.blocks.disabled = !use_blocks;
-                e.mb.blocks.planted_overrun = planted_overrun;
-            });
+                e.mb.test_planted_overrun = planted_overrun && use_blocks;
+            },
+        );
         if diff.is_none() {
-            assert!(plain.mb.blocks.ops.is_empty(), "the reference machine decoded blocks");
+            assert!(
+                plain.mb.blocks.ops.is_empty(),
+                "the reference machine decoded blocks"
+            );
             assert!(!fast.mb.blocks.ops.is_empty(), "no block was replayed");
         }
         diff
@@ -236,7 +419,10 @@ mod tests {
     fn replaying_blocks_changes_no_frame_of_any_rom() {
         for (name, rom) in crate::idle::tests::roms() {
             let diff = first_difference(&rom, 150, false);
-            assert_eq!(diff, None, "{name}: the block machine differs at frame {diff:?}");
+            assert_eq!(
+                diff, None,
+                "{name}: the block machine differs at frame {diff:?}"
+            );
         }
     }
 
@@ -248,7 +434,11 @@ mod tests {
             .map(|(name, _)| name)
             .collect();
         eprintln!("running blocks past the slice's end caught on {caught:?}");
-        assert!(caught.len() >= 10, "caught on {} ROMs only: {caught:?}", caught.len());
+        assert!(
+            caught.len() >= 10,
+            "caught on {} ROMs only: {caught:?}",
+            caught.len()
+        );
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! `self.mb.getitem`/`cpu.mb.setitem`, so there is no shared-ownership plumbing. Illegal opcodes
 //! come back as `Err(EmuError::IllegalOpcode)` through `tick` (PyBoy hangs there).
 
-use crate::blocks::BlockCache;
+use crate::blocks::{self, BlockCache};
 use crate::error::{EmuError, IllegalOpcode};
 use crate::idle;
 use crate::mb::Motherboard;
@@ -147,6 +147,8 @@ pub fn tick_with(
     cpu.interrupt_queued = false;
 
     cpu.bail = false;
+    mb.bail_moves_events = false;
+    mb.slice_target = target;
     // The boot ROM is switched off by a write (FF50), which ends the slice (`bail`): each slice
     // runs with one value of `bootrom_enabled`, so the loop is compiled for each.
     match blocks {
@@ -175,14 +177,16 @@ fn run_slice<const BOOTROM: bool>(mb: &mut Motherboard, target: u64) -> Result<(
 }
 
 /// `run_slice::<false>` replaying blocks: an instruction in ROM, with the EI delay at 0, starts
-/// its block, which runs with the loop's checks after each instruction (`bail`, the slice's end)
-/// and the checks only its last instruction can need (EI countdown, backward jump); anything
-/// else takes one turn of the fetch loop.
+/// its block, which replays (`blocks::replay`) until an instruction sets `bail`, reaches the
+/// slice's target or is the block's last; after the last come the checks only it can need (EI
+/// countdown, backward jump). Anything else takes one turn of the fetch loop.
 ///
 /// When the slice reaches its target (not a `bail`), the frame loop's work between slices is
 /// done here (`slice_boundary`) and, when the next slice's `CPU.tick` would start with nothing
-/// to do, that slice continues in this loop, inside the same block if it ended inside one.
-/// Returns whether the last slice's `after_slice` was done here.
+/// to do, that slice continues in this loop, inside the same block if it ended inside one. After
+/// a `bail` the slice goes on where returning to the frame loop would change nothing
+/// (`Motherboard::continue_after_bail`). Returns whether the last slice's `after_slice`
+/// was done here.
 fn run_slice_blocks(
     mb: &mut Motherboard,
     blocks: &mut BlockCache,
@@ -192,8 +196,6 @@ fn run_slice_blocks(
     if mb.test_flat.is_some() {
         return run_slice::<false>(mb, target).map(|_| false); // the flat memory is not the ROM
     }
-    #[cfg(test)]
-    let planted_overrun = blocks.planted_overrun;
     loop {
         while (mb.cpu.cycles as i64) < (target as i64) {
             let pc = mb.cpu.PC;
@@ -208,33 +210,29 @@ fn run_slice_blocks(
                 };
                 if offset < 0x4000 {
                     let rom = &mb.cartridge.rombanks;
-                    if let Some(ops) = blocks.block(rom, bank as usize, offset as usize) {
-                        let (last, body) = ops.split_last().expect("blocks are not empty");
-                        for op in body {
-                            let _legal = (op.handler)(mb, op.pc2, op.pc3);
-                            debug_assert!(_legal && mb.cpu.interrupt_enable_delay == 0);
-                            #[cfg(test)]
-                            if planted_overrun {
-                                continue;
+                    if let Some(block) = blocks.block(rom, bank as usize, offset as usize) {
+                        let mut next = 0;
+                        loop {
+                            next = blocks::replay(mb, block, next);
+                            if next == block.len() {
+                                break; // the last instruction ran
                             }
                             if mb.cpu.bail {
+                                if mb.continue_after_bail() {
+                                    continue;
+                                }
                                 return Ok(false);
                             }
-                            if (mb.cpu.cycles as i64) >= (target as i64) {
-                                match slice_boundary(mb) {
-                                    Some(next) => target = next,
-                                    None => return Ok(true),
-                                }
+                            match slice_boundary(mb) {
+                                Some(next_target) => target = next_target,
+                                None => return Ok(true),
                             }
                         }
-                        let pc = mb.cpu.PC;
-                        let _legal = (last.handler)(mb, last.pc2, last.pc3);
-                        debug_assert!(_legal);
                         after_instruction(&mut mb.cpu);
                         if mb.cpu.bail {
                             return Ok(false);
                         }
-                        if mb.cpu.PC <= pc {
+                        if mb.cpu.PC <= mb.block_last_pc {
                             idle::at_backward_jump(mb, target);
                         }
                         continue;
@@ -242,7 +240,7 @@ fn run_slice_blocks(
                 }
             }
             fetch_and_execute_with::<false>(mb)?;
-            if mb.cpu.bail {
+            if mb.cpu.bail && !mb.continue_after_bail() {
                 return Ok(false);
             }
             if mb.cpu.PC <= pc {
@@ -250,7 +248,7 @@ fn run_slice_blocks(
             }
         }
         match slice_boundary(mb) {
-            Some(next) => target = next,
+            Some(next_target) => target = next_target,
             None => return Ok(true),
         }
     }
@@ -271,11 +269,13 @@ fn slice_boundary(mb: &mut Motherboard) -> Option<u64> {
         return None;
     }
     let length = mb.slice_length();
-    let cpu = &mut mb.cpu;
+    let target = mb.cpu.cycles.wrapping_add(length);
     // `CPU.tick`'s preamble for a running CPU with nothing to dispatch
-    cpu.interrupt_queued = false;
-    cpu.bail = false;
-    Some(cpu.cycles.wrapping_add(length))
+    mb.cpu.interrupt_queued = false;
+    mb.cpu.bail = false;
+    mb.bail_moves_events = false;
+    mb.slice_target = target;
+    Some(target)
 }
 
 /// `CPU.check_interrupts()`: true when an enabled interrupt is raised (dispatched if IME).
@@ -435,7 +435,10 @@ fn fetch_and_execute_with<const BOOTROM: bool>(mb: &mut Motherboard) -> Result<(
     // The immediate (8-bit `pc2`, or 16-bit little-endian `(pc3 << 8) + pc2` by OPCODE_LENGTHS)
     // is built inside execute_opcode's arms, where the length is a constant.
     if !opcodes::execute_opcode(mb, opcode, pc2, pc3) {
-        return Err(IllegalOpcode { opcode: (opcode & 0xFF) as u8, pc: mb.cpu.PC });
+        return Err(IllegalOpcode {
+            opcode: (opcode & 0xFF) as u8,
+            pc: mb.cpu.PC,
+        });
     }
     after_instruction(&mut mb.cpu);
     Ok(())
@@ -589,6 +592,7 @@ mod tests {
             mb.cpu = Cpu::new();
             set_regs(&mut mb.cpu, regs_in);
             mb.bootrom_enabled = true; // fetch through getitem, like the fake
+            let mut executed = None;
             if mode == 0 {
                 let pc = mb.cpu.PC;
                 let m = &mb.test_flat.as_ref().unwrap().mem;
@@ -599,6 +603,7 @@ mod tests {
                     op
                 };
                 opcodes_seen[op] = true;
+                executed = Some(op);
             }
             let before = format!("case {n}: mode {mode} arg {arg} regs_in {regs_in:?}");
             let res = if mode == 0 {
@@ -626,6 +631,18 @@ mod tests {
                 log,
                 "{before}: memory accesses (PyBoy right)"
             );
+            // `blocks` checks `bail` after a body op (one that does not end a block) only if
+            // it may write memory (its body ops run with the EI delay at 0, whose countdown can
+            // set `bail` too)
+            let delay_in = regs_in[12];
+            let in_body = |op: usize| op >= 0x100 || !crate::blocks::ends_block(op as u8);
+            let checked = |op: usize| in_body(op) && !opcodes::WRITES_MEMORY[op] && delay_in == 0;
+            if let Some(op) = executed.filter(|&op| checked(op)) {
+                assert!(
+                    log.iter().all(|e| e.0 == 0) && !mb.cpu.bail,
+                    "{before}: opcode {op:#05X} wrote memory or set bail, WRITES_MEMORY says not"
+                );
+            }
             n += 1;
         }
         assert!(

@@ -79,6 +79,19 @@ pub struct Motherboard {
     pub watch: LoopWatch,
     /// Decoded ROM blocks (`blocks`; not PyBoy state): lent to `cpu::tick_with` by `tick`.
     pub blocks: BlockCache,
+    /// The CPU slice being run (not PyBoy state; set by `cpu::tick_with` when a slice starts):
+    /// its target cycle count, whether that target is the LCD's next event (`slice_length`), and
+    /// the LCD's transition count when it started. `slice_goes_on_after_bail` reads them.
+    pub slice_target: u64,
+    slice_ends_at_lcd_event: bool,
+    slice_transitions: u64,
+    /// Set with `cpu.bail` by a write that may move a component's next event or change how the
+    /// CPU loop runs (timer, serial, sound, LCD registers, FF50); cleared when a slice starts.
+    /// A `bail` without it came from writes that move no event (`slice_goes_on_after_bail`).
+    pub bail_moves_events: bool,
+    /// PC of the last instruction of the decoded block replayed last (`blocks`), for the CPU
+    /// loop's backward-jump check.
+    pub block_last_pc: u16,
     /// Test-only flat 64 KiB memory that replaces the memory map (opcode vectors).
     #[cfg(test)]
     pub test_flat: Option<Box<FlatMem>>,
@@ -86,6 +99,25 @@ pub struct Motherboard {
     /// the slices it has run.
     #[cfg(test)]
     pub halted_loop: HaltedLoopTest,
+    /// Test-only planted bug: decoded blocks run past the slice's end.
+    #[cfg(test)]
+    pub test_planted_overrun: bool,
+    /// Test-only: every `bail` ends the slice (the reference machine of the neutral-bail tests),
+    /// or (planted bug) none does when the slice could otherwise go on.
+    #[cfg(test)]
+    pub test_bails: BailTest,
+    /// Test-only: bails after which a slice went on (`continue_after_bail`).
+    #[cfg(test)]
+    pub test_bails_continued: u64,
+}
+
+#[cfg(test)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BailTest {
+    #[default]
+    AsDesigned,
+    AllEndTheSlice,
+    PlantedAllNeutral,
 }
 
 #[cfg(test)]
@@ -144,10 +176,21 @@ impl Motherboard {
             serial_pending: 0,
             watch: LoopWatch::default(),
             blocks: BlockCache::default(),
+            slice_target: 0,
+            slice_ends_at_lcd_event: false,
+            slice_transitions: 0,
+            bail_moves_events: false,
+            block_last_pc: 0,
             #[cfg(test)]
             test_flat: None,
             #[cfg(test)]
             halted_loop: HaltedLoopTest::default(),
+            #[cfg(test)]
+            test_planted_overrun: false,
+            #[cfg(test)]
+            test_bails: BailTest::default(),
+            #[cfg(test)]
+            test_bails_continued: 0,
         })
     }
 
@@ -387,18 +430,79 @@ impl Motherboard {
     }
 
     /// The length of the next CPU slice: up to the next component event, at least 4 cycles.
+    /// Also notes, for `slice_goes_on_after_bail`, whether that event is the LCD's and comes
+    /// strictly before every other term, and the LCD's transition count.
     #[inline(always)]
-    pub fn slice_length(&self) -> u64 {
+    pub fn slice_length(&mut self) -> u64 {
         // (CGB HDMA branch dropped.) Fast-forward to the next component event; all of these
         // are int64 in PyBoy (the LCD's may be negative when it ran past its target).
         let mode0_cycles = MAX_CYCLES as i64;
-        let m = (self.timer_cycles_to_interrupt() as i64)
-            .min(self.lcd.cycles_to_interrupt)
-            .min(self.lcd.cycles_to_frame)
+        let lcd = self.lcd.cycles_to_interrupt.min(self.lcd.cycles_to_frame);
+        let others = (self.timer_cycles_to_interrupt() as i64)
             .min(self.sound.cycles_to_interrupt as i64)
             .min(self.serial.cycles_to_interrupt as i64)
             .min(mode0_cycles);
-        4i64.max(m) as u64
+        self.slice_ends_at_lcd_event = lcd >= 4 && lcd < others;
+        self.slice_transitions = self.lcd.transitions;
+        4i64.max(lcd.min(others)) as u64
+    }
+
+    /// After an instruction that set `bail`: clears it and returns true when the slice goes on
+    /// (`slice_goes_on_after_bail`); false when the CPU loop must return to the frame loop.
+    #[inline]
+    pub fn continue_after_bail(&mut self) -> bool {
+        if !self.slice_goes_on_after_bail() {
+            return false;
+        }
+        self.cpu.bail = false;
+        #[cfg(test)]
+        {
+            self.test_bails_continued += 1;
+        }
+        true
+    }
+
+    /// Whether the slice can go on after the instruction that just set `bail`, instead of
+    /// returning to the frame loop: true only where PyBoy's frame loop would then do nothing
+    /// that can be seen, and start a slice with the same target.
+    ///
+    /// PyBoy sets `bail` on every write to the cartridge's MBC registers, P1, IF, IE and the
+    /// unused I/O registers too, though none of them moves a component's next event
+    /// (`bail_moves_events` is not set for them). After such an instruction, at cycle count `c`,
+    /// the frame loop would: sync OAM DMA (none is running, required here); let serial and timer
+    /// catch up (deferred: pure arithmetic that gives the same state whenever it is applied, as
+    /// `serial_quiet` and `c < timer_quiet_until` require) and the LCD (no transition is due
+    /// before the target, and none happened since the slice started: a catch-up without a
+    /// transition gives the same state whenever it is done); then compute the next slice's
+    /// length. The slice's target `T` was the LCD's event time, strictly before every other term
+    /// (timer and serial events are absolute times, the sound's and MAX_CYCLES' terms constants
+    /// larger than `T - start`), so at `c` the LCD's term `T - c` is still the smallest and, with
+    /// `T - c >= 4`, the new target is `c + (T - c) = T`. `CPU.tick` would then find nothing to
+    /// do in `check_interrupts` (no interrupt queued, EI delay 0, no enabled interrupt raised:
+    /// required here) and clear `bail`. Continuing the slice does exactly that.
+    #[inline]
+    fn slice_goes_on_after_bail(&self) -> bool {
+        #[cfg(test)]
+        match self.test_bails {
+            BailTest::AsDesigned => {}
+            BailTest::AllEndTheSlice => return false,
+            BailTest::PlantedAllNeutral => {
+                return (self.slice_target as i64).wrapping_sub(self.cpu.cycles as i64) >= 4
+            }
+        }
+        let cpu = &self.cpu;
+        !self.bail_moves_events
+            && self.slice_ends_at_lcd_event
+            && (self.slice_target as i64).wrapping_sub(cpu.cycles as i64) >= 4
+            && self.lcd.transitions == self.slice_transitions
+            && !self.lcd.frame_done
+            && !self.oam_dma_active
+            && self.serial_quiet
+            && cpu.cycles < self.timer_quiet_until
+            && !cpu.interrupt_queued
+            && cpu.interrupt_enable_delay == 0
+            && !cpu.halted
+            && cpu.interrupts_flag_register & cpu.interrupts_enabled_register & 0b11111 == 0
     }
 
     /// What PyBoy's frame loop does after each CPU slice: OAM DMA, serial, timer and LCD catch
@@ -957,11 +1061,16 @@ impl Motherboard {
                     _ => self.ram.io_ports[(i - 0xFF00) as usize] = value,
                 }
                 self.cpu.bail = true;
+                // P1, IF and the unused registers move no component's event
+                if !matches!(i, 0xFF00 | 0xFF03 | 0xFF08..=0xFF0F) {
+                    self.bail_moves_events = true;
+                }
             }
             0xFF4C..=0xFF7F => {
                 if self.bootrom_enabled && i == 0xFF50 && (value == 0x1 || value == 0x11) {
                     self.bootrom_enabled = false;
                     self.cpu.bail = true;
+                    self.bail_moves_events = true; // the CPU loop runs without the boot ROM now
                 }
                 // Everything else here is a CGB register (KEY0/KEY1, VBK, HDMA, palettes, WRAM
                 // bank, undocumented) or read-only: ignored on DMG.
@@ -1359,5 +1468,69 @@ pub(crate) mod tests {
             .collect();
         eprintln!("slices past the timer's event caught on {caught:?}");
         assert!(!caught.is_empty(), "the planted bug went unnoticed");
+    }
+
+    /// Slices going on after bails against every bail ending the slice (both replaying blocks; a
+    /// press every 4 frames, rendering every other frame); the first differing frame and the
+    /// bails after which a slice went on.
+    fn neutral_bail_difference(rom: &[u8], bails: BailTest) -> (Option<u32>, u64) {
+        let (diff, tested, reference) = crate::idle::tests::lockstep(
+            rom,
+            150,
+            4,
+            |f| f % 2 == 0,
+            |e, under_test| {
+                e.mb.test_bails = if under_test {
+                    bails
+                } else {
+                    BailTest::AllEndTheSlice
+                };
+            },
+        );
+        assert_eq!(reference.mb.test_bails_continued, 0);
+        (diff, tested.mb.test_bails_continued)
+    }
+
+    #[test]
+    fn going_on_after_neutral_bails_changes_no_frame_of_any_rom() {
+        let mut roms_going_on = vec![];
+        for (name, rom) in crate::idle::tests::roms() {
+            let (diff, continued) = neutral_bail_difference(&rom, BailTest::AsDesigned);
+            assert_eq!(
+                diff, None,
+                "{name}: going on after bails differs at frame {diff:?}"
+            );
+            if continued > 0 {
+                roms_going_on.push(name);
+            }
+        }
+        // not vacuous: the MBC ROMs switch banks and the joypad ROM writes P1 in loops
+        eprintln!("slices went on after bails on {roms_going_on:?}");
+        for rom in ["joypad", "mbc1", "mbc2", "mbc3", "mbc5"] {
+            assert!(
+                roms_going_on.iter().any(|n| n == rom),
+                "none on {rom}: {roms_going_on:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn going_on_after_a_bail_that_moves_an_event_is_caught() {
+        // planted bug: every bail is taken as neutral (timer, LCD, serial register writes too)
+        let caught: Vec<String> = crate::idle::tests::roms()
+            .into_iter()
+            .filter(|(_, rom)| {
+                neutral_bail_difference(rom, BailTest::PlantedAllNeutral)
+                    .0
+                    .is_some()
+            })
+            .map(|(name, _)| name)
+            .collect();
+        eprintln!("going on after every bail caught on {caught:?}");
+        assert!(
+            caught.len() >= 5,
+            "caught on {} ROMs only: {caught:?}",
+            caught.len()
+        );
     }
 }

@@ -7910,6 +7910,44 @@ pub const OPCODE_LENGTHS: [u8; 512] = [
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
 ];
 
+/// Per opcode (as `HANDLERS` is indexed): true when PyBoy's function may write memory
+/// (`setitem` or `setitem_io_ports`). Only a write can set `bail` in an instruction that
+/// does not end a decoded block, so `blocks` checks `bail` after those alone.
+pub const WRITES_MEMORY: [bool; 512] = [
+    false, false, true, false, false, false, false, false, true, false, false, false, false, false, false, false,
+    true, false, true, false, false, false, false, false, false, false, false, false, false, false, false, false,
+    false, false, true, false, false, false, false, false, false, false, false, false, false, false, false, false,
+    false, false, true, false, true, true, true, false, false, false, false, false, false, false, false, false,
+    false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false,
+    false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false,
+    false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false,
+    true, true, true, true, true, true, false, true, false, false, false, false, false, false, false, false,
+    false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false,
+    false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false,
+    false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false,
+    false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false,
+    false, false, false, false, true, true, false, true, false, false, false, false, true, true, false, true,
+    false, false, false, false, true, true, false, true, false, false, false, false, true, false, false, true,
+    true, false, true, false, false, true, false, true, false, false, true, false, false, false, false, true,
+    false, false, false, false, false, true, false, true, false, false, false, false, false, false, false, true,
+    false, false, false, false, false, false, true, false, false, false, false, false, false, false, true, false,
+    false, false, false, false, false, false, true, false, false, false, false, false, false, false, true, false,
+    false, false, false, false, false, false, true, false, false, false, false, false, false, false, true, false,
+    false, false, false, false, false, false, true, false, false, false, false, false, false, false, true, false,
+    false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false,
+    false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false,
+    false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false,
+    false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false,
+    false, false, false, false, false, false, true, false, false, false, false, false, false, false, true, false,
+    false, false, false, false, false, false, true, false, false, false, false, false, false, false, true, false,
+    false, false, false, false, false, false, true, false, false, false, false, false, false, false, true, false,
+    false, false, false, false, false, false, true, false, false, false, false, false, false, false, true, false,
+    false, false, false, false, false, false, true, false, false, false, false, false, false, false, true, false,
+    false, false, false, false, false, false, true, false, false, false, false, false, false, false, true, false,
+    false, false, false, false, false, false, true, false, false, false, false, false, false, false, true, false,
+    false, false, false, false, false, false, true, false, false, false, false, false, false, false, true, false,
+];
+
 /// `opcodes.CPU_COMMANDS`: mnemonics, for messages.
 pub const CPU_COMMANDS: [&str; 512] = [
     "NOP",

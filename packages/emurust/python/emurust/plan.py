@@ -408,15 +408,20 @@ ROM with and without skipping and compares every frame.""",
             reference_sources=_no_sources,  # new code: no PyBoy counterpart
             contract="""\
 Decoded straight-line runs of cartridge ROM code (not in PyBoy; changes no observable value).
-`Op { handler: opcodes::Handler, pc2, pc3 }`; `BlockCache` (Clone, Default; `pub disabled`,
+`Op { opcode, pc2, pc3 }` plus its step; `BlockCache` (Clone, Default; `pub disabled`,
 `clear()`, `block(rom, bank, offset) -> Option<&[Op]>`): a block is the ops of consecutive
 instructions starting at one ROM byte, up to `MAX_BLOCK_LEN`, ending with the first one for which
 `ends_block(opcode)` holds (jumps, calls, returns, RST, HALT, STOP, EI); an instruction whose three
 bytes are not all inside one 16 KiB bank of the ROM, or that is illegal (`instruction_length`
 None), stays on the fetch path. Decoded on first use into a per-bank index (allocated per bank
-when first run). The motherboard lends it to `cpu::tick_with` for each frame; a ROM patch
-(`Emulator::bank_set` on ROM) clears it. `cargo test blocks::` runs every ROM with and without
-blocks and compares every frame's save state.""",
+when first run). `replay(mb, block, start) -> usize` runs the block as threaded code: each op's
+step (specialised per opcode from `opcodes::HANDLERS`, checking `bail` only where
+`opcodes::WRITES_MEMORY` says the opcode may write) runs it and tail-calls the next op's step
+until an instruction sets `bail`, reaches `mb.slice_target` or is the block's last (whose step
+records `mb.block_last_pc`); it returns the index after the last op run. The motherboard lends the
+cache to `cpu::tick_with` for each frame; a ROM patch (`Emulator::bank_set` on ROM) clears it.
+`cargo test blocks::` runs every ROM with and without blocks and compares every frame's save
+state; a planted overrun past the slice's end is caught.blocks and compares every frame's save state.""",
             tests=[EQUIVALENCE],
             depends_on=["opcodes"],
         ),
@@ -434,8 +439,9 @@ motherboard: `tick(mb, cycles_target) -> Result<(), EmuError>` (interrupt check,
 model, run `fetch_and_execute` until the target or `bail`, calling `idle::at_backward_jump`
 after an instruction that leaves PC at or below its own address) and `tick_with(mb,
 Option<&mut BlockCache>, cycles_target)` (the same, replaying `blocks` for ROM code while the EI
-delay is 0: `bail` and slice-end checks after each op, EI countdown and backward-jump check after
-the block's last), `check_interrupts(mb) -> bool`,
+delay is 0 with `blocks::replay`, EI countdown and backward-jump check after the block's last;
+after a `bail` the slice goes on when `mb.continue_after_bail()` says so), `check_interrupts(mb)
+-> bool`,
 `handle_interrupt`, `fetch_and_execute(mb) -> Result<(), IllegalOpcode>`. `cargo test cpu::`
 replays cpu.json (tools/emurust_cpu_vectors.py: every opcode, memory access log included).""",
             tests=[ERRORS, EQUIVALENCE],
@@ -455,7 +461,13 @@ replays cpu.json (tools/emurust_cpu_vectors.py: every opcode, memory access log 
 `bootrom_bytes(_mut)`, `tick()` (one frame: until `lcd.frame_done`, PyBoy's catch-up order),
 `timer_sync`/`serial_sync` (apply deferred catch-ups before anything reads them), `watch`
 (`idle::LoopWatch`, reset at each frame; the memory map taints it), `blocks` (`BlockCache`, moved
-out for each frame's loop and passed to `cpu::tick_with` unless disabled), `lcd_register_peek`,
+out for each frame's loop and passed to `cpu::tick_with` unless disabled), `slice_target` and
+`block_last_pc` (set by the CPU loop and `blocks`), `slice_length()` (also notes whether the
+slice ends at the LCD's event), `continue_after_bail()` (clears `bail` and lets the slice go on
+when every bail-setting write of the instruction moved no component's event, marked by
+`bail_moves_events`, and the frame loop would change nothing: no OAM DMA, serial and timer
+deferred, no LCD transition since the slice began, target at least 4 cycles away, nothing to
+dispatch), `lcd_register_peek`,
 `save_state() -> Vec<u8>` (version 29, PyBoy's bytes) and `load_state(&[u8])` (v29 DMG only,
 rejects trailing bytes, restores the previous state on error). `cargo test mb::` compares whole
 save states of every test ROM after 1/2/63/64/65/100 frames with PyBoy's.""",
