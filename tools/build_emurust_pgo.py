@@ -167,7 +167,11 @@ def main(argv: list[str] | None = None) -> int:
         train(args.python, roms, args.frames, tool, profdata)
     else:
         log(f"reusing the profile {profdata.relative_to(REPO)}")
-    install(args.python, f"-Cprofile-use={profdata}", PGO_DIR / "ext", f"pgo {key}")
+    # No indirect-call promotion: a decoded block's ops tail-call each other's steps through
+    # pointers (packages/emurust/src/blocks.rs), and promoting those calls to guarded inlined
+    # copies of the hot successors made rustc run for over 15 minutes (3-4 GB) on this crate.
+    install(args.python, f"-Cprofile-use={profdata} -Cllvm-args=-disable-icp", PGO_DIR / "ext",
+            f"pgo {key}")
     got = installed_build(args.python)
     if got != f"pgo {key}":
         log(f"the installed extension reports {got!r}, not 'pgo {key}'")
