@@ -48,7 +48,7 @@ pub struct Op {
 }
 
 /// Runs the op at `op` and, for a body op, the ones after it while the slice goes on; returns
-/// the op after the last one it ran.
+/// the op after the last one it ran, or null when that was the block's last op.
 ///
 /// Safety: `op` points into a decoded block (`BlockCache::block`'s slice, which must stay
 /// borrowed while the steps run) at an op whose step is the one being called. A body step reads
@@ -87,14 +87,14 @@ unsafe fn body_step<const OP: usize, const WRITES: bool>(
 }
 
 /// The step of a block's last op with opcode `OP`: the opcode alone (the CPU loop does what
-/// follows it); records its PC for the backward-jump check.
+/// follows it); records its PC for the backward-jump check. Returns null: nothing follows.
 #[inline(always)]
 unsafe fn last_step<const OP: usize>(mb: &mut Motherboard, op: *const Op) -> *const Op {
     let o = &*op;
     mb.block_last_pc = mb.cpu.PC;
     let _legal = HANDLERS[OP](mb, o.pc2, o.pc3);
     debug_assert!(_legal);
-    op.add(1)
+    std::ptr::null()
 }
 
 /// The sixteen body or last-op steps of the opcodes `$row * 16 ..= $row * 16 + 15`.
@@ -149,18 +149,16 @@ impl Op {
     }
 }
 
-/// Replays `block` (a slice `BlockCache::block` returned) from op `start`: the steps run the
-/// ops until one sets `bail`, reaches `mb.slice_target` or is the block's last; returns the
-/// index of the op after it (`block.len()` when the last op ran).
+/// Replays a decoded block from `op` (the op `BlockCache::block` returned, or one `replay`
+/// returned): the steps run the ops until one sets `bail`, reaches `mb.slice_target` or is the
+/// block's last; returns the op after the last one run, None when that was the block's last.
 #[inline(always)]
-pub fn replay(mb: &mut Motherboard, block: &[Op], start: usize) -> usize {
-    let ops = &block[start..];
-    // SAFETY: `ops[0]` is an op of a decoded block, which ends with a last-op step
-    // (`BlockCache::decode`), and `block` stays borrowed while the steps run; the pointer they
-    // return is one past an op of the same block.
-    let after = unsafe { (ops[0].step)(mb, ops.as_ptr()) };
-    // (the offset from the block's start, without pointer arithmetic on an integer)
-    start + (after as usize - ops.as_ptr() as usize) / std::mem::size_of::<Op>()
+pub fn replay<'a>(mb: &mut Motherboard, op: &'a Op) -> Option<&'a Op> {
+    // SAFETY: `op` is an op of a decoded block, which ends with a last-op step
+    // (`BlockCache::decode`), so a body step's `op.add(1)` stays inside the block; the block
+    // stays borrowed for 'a (the cache cannot change meanwhile), and a step returns null or the
+    // op after one it ran, which is a body op's successor in the same block.
+    unsafe { (op.step)(mb, op).as_ref() }
 }
 
 /// The blocks of one cartridge ROM, decoded on first use.
@@ -236,7 +234,7 @@ impl BlockCache {
     /// the caller's fetch-path condition), decoding it on first use; None where the fetch path
     /// must run the instruction.
     #[inline(always)]
-    pub fn block(&mut self, rom: &[u8], bank: usize, offset: usize) -> Option<&[Op]> {
+    pub fn block(&mut self, rom: &[u8], bank: usize, offset: usize) -> Option<&Op> {
         let entry = match self.index.get(bank) {
             Some(Some(table)) => table[offset],
             _ => UNDECODED,
@@ -249,9 +247,16 @@ impl BlockCache {
         if entry == NO_BLOCK {
             return None;
         }
-        let first = (entry >> 8) as usize;
-        let len = (entry & 0xFF) as usize;
-        self.ops.get(first..first + len)
+        self.ops.get((entry >> 8) as usize)
+    }
+
+    /// The ops of the block at (`bank`, `offset`), decoded on first use (tests).
+    #[cfg(test)]
+    fn block_ops(&mut self, rom: &[u8], bank: usize, offset: usize) -> Option<&[Op]> {
+        self.block(rom, bank, offset)?;
+        let entry = self.index[bank].as_ref().unwrap()[offset];
+        let (first, len) = ((entry >> 8) as usize, (entry & 0xFF) as usize);
+        Some(&self.ops[first..first + len])
     }
 
     /// Decode the block at (`bank`, `offset`), record it in the index and return its entry.
@@ -317,7 +322,7 @@ mod tests {
     }
 
     fn lengths(cache: &mut BlockCache, rom: &[u8], bank: usize, offset: usize) -> Option<usize> {
-        cache.block(rom, bank, offset).map(|ops| ops.len())
+        cache.block_ops(rom, bank, offset).map(|ops| ops.len())
     }
 
     #[test]
@@ -327,7 +332,7 @@ mod tests {
             0x3E, 0x01, 0x80, 0x21, 0x00, 0xC0, 0xCB, 0xC6, 0x18, 0xF8, 0x00,
         ]);
         let mut cache = BlockCache::default();
-        let ops = cache.block(&rom, 0, 0x150).expect("a block").to_vec();
+        let ops = cache.block_ops(&rom, 0, 0x150).expect("a block").to_vec();
         assert_eq!(ops.len(), 5);
         // the bytes after each opcode, as the fetch path passes them
         let bytes: Vec<(u16, u16)> = ops.iter().map(|o| (o.pc2, o.pc3)).collect();

@@ -210,13 +210,11 @@ fn run_slice_blocks(
                 };
                 if offset < 0x4000 {
                     let rom = &mb.cartridge.rombanks;
-                    if let Some(block) = blocks.block(rom, bank as usize, offset as usize) {
-                        let mut next = 0;
-                        loop {
-                            next = blocks::replay(mb, block, next);
-                            if next == block.len() {
-                                break; // the last instruction ran
-                            }
+                    if let Some(first) = blocks.block(rom, bank as usize, offset as usize) {
+                        let mut op = first;
+                        // until the block's last instruction ran
+                        while let Some(next) = blocks::replay(mb, op) {
+                            op = next;
                             if mb.cpu.bail {
                                 if mb.continue_after_bail() {
                                     continue;

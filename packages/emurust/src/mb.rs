@@ -759,62 +759,73 @@ impl Motherboard {
             self.watch.tainted = true;
             self.sync_oam_dma(self.cpu.memory_access_offset);
         }
+        // the registers polled most (HRAM, LCD, P1) tested first; the rest in `getitem_io_other`
+        if i >= 0xFF80 {
+            return if i == 0xFFFF {
+                self.cpu.interrupts_enabled_register
+            } else {
+                self.ram.internal_ram1[(i - 0xFF80) as usize]
+            };
+        }
+        if (0xFF40..=0xFF4B).contains(&i) {
+            self.lcd_catch_up_with_offset();
+            let value = if i == 0xFF41 {
+                if self.lcd.stat_mode_override {
+                    self.watch.tainted = true; // this read clears the override
+                }
+                self.lcd.read_stat()
+            } else {
+                self.lcd_register(i)
+            };
+            self.watch.note_lcd_read(i, value);
+            return value;
+        }
+        if i == 0xFF00 {
+            // P1/JOYP: computed on write; the stored byte is returned.
+            return self.ram.io_ports[0];
+        }
+        self.getitem_io_other(i)
+    }
+
+    /// `getitem_io_ports` below FF80 except P1 and the LCD registers.
+    fn getitem_io_other(&mut self, i: u16) -> u8 {
         match i {
-            0xFF00..=0xFF4B => match i {
-                0xFF01..=0xFF02 => {
-                    self.watch.tainted = true;
-                    self.serial_sync();
-                    if self.serial.tick(self.cpu.cycles) {
-                        self.cpu.set_interruptflag(INTR_SERIAL);
-                    }
-                    if i == 0xFF01 {
-                        self.serial.sb
-                    } else {
-                        self.serial.sc
-                    }
+            0xFF01..=0xFF02 => {
+                self.watch.tainted = true;
+                self.serial_sync();
+                if self.serial.tick(self.cpu.cycles) {
+                    self.cpu.set_interruptflag(INTR_SERIAL);
                 }
-                0xFF03 => 0xFF, // Undocumented register
-                0xFF04..=0xFF07 => {
-                    self.watch.tainted = true;
-                    self.timer_sync();
-                    if self.timer.tick(self.cpu.cycles) {
-                        self.cpu.set_interruptflag(INTR_TIMER);
-                    }
-                    match i {
-                        0xFF04 => self.timer.div,
-                        0xFF05 => self.timer.read_tima(),
-                        0xFF06 => self.timer.tma,
-                        _ => self.timer.tac | 0b1111_1000,
-                    }
+                if i == 0xFF01 {
+                    self.serial.sb
+                } else {
+                    self.serial.sc
                 }
-                0xFF08..=0xFF0E => 0xFF, // Undocumented registers
-                0xFF0F => self.cpu.interrupts_flag_register | 0b1110_0000,
-                0xFF10..=0xFF3F => {
-                    self.watch.tainted = true;
-                    self.sound.tick(self.cpu.cycles);
-                    self.sound.get((i - 0xFF10) as u8)
+            }
+            0xFF03 => 0xFF, // Undocumented register
+            0xFF04..=0xFF07 => {
+                self.watch.tainted = true;
+                self.timer_sync();
+                if self.timer.tick(self.cpu.cycles) {
+                    self.cpu.set_interruptflag(INTR_TIMER);
                 }
-                0xFF40..=0xFF4B => {
-                    self.lcd_catch_up_with_offset();
-                    let value = if i == 0xFF41 {
-                        if self.lcd.stat_mode_override {
-                            self.watch.tainted = true; // this read clears the override
-                        }
-                        self.lcd.read_stat()
-                    } else {
-                        self.lcd_register(i)
-                    };
-                    self.watch.note_lcd_read(i, value);
-                    value
+                match i {
+                    0xFF04 => self.timer.div,
+                    0xFF05 => self.timer.read_tima(),
+                    0xFF06 => self.timer.tma,
+                    _ => self.timer.tac | 0b1111_1000,
                 }
-                // P1/JOYP: computed on write; the stored byte is returned.
-                0xFF00 => self.ram.io_ports[0],
-                _ => self.ram.io_ports[(i - 0xFF00) as usize],
-            },
+            }
+            0xFF08..=0xFF0E => 0xFF, // Undocumented registers
+            0xFF0F => self.cpu.interrupts_flag_register | 0b1110_0000,
+            0xFF10..=0xFF3F => {
+                self.watch.tainted = true;
+                self.sound.tick(self.cpu.cycles);
+                self.sound.get((i - 0xFF10) as u8)
+            }
+            0xFF00..=0xFF4B => self.ram.io_ports[(i - 0xFF00) as usize],
             // Empty but unusable for I/O; the CGB registers here are dropped (DMG reads 0xFF).
             0xFF4C..=0xFF7F => 0xFF,
-            0xFF80..=0xFFFE => self.ram.internal_ram1[(i - 0xFF80) as usize],
-            0xFFFF => self.cpu.interrupts_enabled_register,
             // Below FF00: PyBoy's function would fall off its end (0); only reachable by a direct
             // call, never from getitem.
             _ => 0,
@@ -958,6 +969,11 @@ impl Motherboard {
         if self.oam_dma_active && !self.oam_dma_reading {
             self.sync_oam_dma(self.cpu.memory_access_offset);
         }
+        if (0xFF80..=0xFFFE).contains(&i) {
+            // HRAM, tested first: the most frequent target of these writes
+            self.ram.internal_ram1[(i - 0xFF80) as usize] = value;
+            return;
+        }
         match i {
             0xFF00..=0xFF4B => {
                 match i {
@@ -1075,7 +1091,6 @@ impl Motherboard {
                 // Everything else here is a CGB register (KEY0/KEY1, VBK, HDMA, palettes, WRAM
                 // bank, undocumented) or read-only: ignored on DMG.
             }
-            0xFF80..=0xFFFE => self.ram.internal_ram1[(i - 0xFF80) as usize] = value,
             0xFFFF => {
                 self.cpu.interrupts_enabled_register = value;
                 self.cpu.bail = true;

@@ -409,19 +409,20 @@ ROM with and without skipping and compares every frame.""",
             contract="""\
 Decoded straight-line runs of cartridge ROM code (not in PyBoy; changes no observable value).
 `Op { opcode, pc2, pc3 }` plus its step; `BlockCache` (Clone, Default; `pub disabled`,
-`clear()`, `block(rom, bank, offset) -> Option<&[Op]>`): a block is the ops of consecutive
-instructions starting at one ROM byte, up to `MAX_BLOCK_LEN`, ending with the first one for which
-`ends_block(opcode)` holds (jumps, calls, returns, RST, HALT, STOP, EI); an instruction whose three
-bytes are not all inside one 16 KiB bank of the ROM, or that is illegal (`instruction_length`
-None), stays on the fetch path. Decoded on first use into a per-bank index (allocated per bank
-when first run). `replay(mb, block, start) -> usize` runs the block as threaded code: each op's
-step (specialised per opcode from `opcodes::HANDLERS`, checking `bail` only where
-`opcodes::WRITES_MEMORY` says the opcode may write) runs it and tail-calls the next op's step
-until an instruction sets `bail`, reaches `mb.slice_target` or is the block's last (whose step
-records `mb.block_last_pc`); it returns the index after the last op run. The motherboard lends the
-cache to `cpu::tick_with` for each frame; a ROM patch (`Emulator::bank_set` on ROM) clears it.
-`cargo test blocks::` runs every ROM with and without blocks and compares every frame's save
-state; a planted overrun past the slice's end is caught.blocks and compares every frame's save state.""",
+`clear()`, `block(rom, bank, offset) -> Option<&Op>`, the block's first op): a block is the ops
+of consecutive instructions starting at one ROM byte, up to `MAX_BLOCK_LEN`, ending with the
+first one for which `ends_block(opcode)` holds (jumps, calls, returns, RST, HALT, STOP, EI); an
+instruction whose three bytes are not all inside one 16 KiB bank of the ROM, or that is illegal
+(`instruction_length` None), stays on the fetch path. Decoded on first use into a per-bank
+index (allocated per bank when first run). `replay(mb, &Op) -> Option<&Op>` runs the block as
+threaded code: each op's step (specialised per opcode from `opcodes::HANDLERS`, checking `bail`
+only where `opcodes::WRITES_MEMORY` says the opcode may write) runs it and tail-calls the next
+op's step until an instruction sets `bail`, reaches `mb.slice_target` or is the block's last
+(whose step records `mb.block_last_pc`); it returns the op after the last one run, None after
+the block's last. The motherboard lends the cache to `cpu::tick_with` for each frame; a ROM
+patch (`Emulator::bank_set` on ROM) clears it. `cargo test blocks::` runs every ROM with and
+without blocks and compares every frame's save state; a planted overrun past the slice's end
+is caught.""",
             tests=[EQUIVALENCE],
             depends_on=["opcodes"],
         ),
@@ -440,9 +441,9 @@ model, run `fetch_and_execute` until the target or `bail`, calling `idle::at_bac
 after an instruction that leaves PC at or below its own address) and `tick_with(mb,
 Option<&mut BlockCache>, cycles_target)` (the same, replaying `blocks` for ROM code while the EI
 delay is 0 with `blocks::replay`, EI countdown and backward-jump check after the block's last;
-after a `bail` the slice goes on when `mb.continue_after_bail()` says so), `check_interrupts(mb)
--> bool`,
-`handle_interrupt`, `fetch_and_execute(mb) -> Result<(), IllegalOpcode>`. `cargo test cpu::`
+after a `bail` the slice goes on when `mb.continue_after_bail()` says so),
+`check_interrupts(mb) -> bool`, `handle_interrupt`, `fetch_and_execute(mb) -> Result<(),
+IllegalOpcode>`. `cargo test cpu::`
 replays cpu.json (tools/emurust_cpu_vectors.py: every opcode, memory access log included).""",
             tests=[ERRORS, EQUIVALENCE],
             depends_on=["error", "utils", "opcodes", "idle", "blocks"],
