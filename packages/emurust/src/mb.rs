@@ -79,12 +79,9 @@ pub struct Motherboard {
     pub watch: LoopWatch,
     /// Decoded ROM blocks (`blocks`; not PyBoy state): lent to `cpu::tick_with` by `tick`.
     pub blocks: BlockCache,
-    /// The CPU slice being run (not PyBoy state; set by `cpu::tick_with` when a slice starts):
-    /// its target cycle count, whether that target is the LCD's next event (`slice_length`), and
-    /// the LCD's transition count when it started. `slice_goes_on_after_bail` reads them.
+    /// The target cycle count of the CPU slice being run (not PyBoy state; set by
+    /// `cpu::tick_with` when a slice starts). `blocks` and `continue_after_bail` read it.
     pub slice_target: u64,
-    slice_ends_at_lcd_event: bool,
-    slice_transitions: u64,
     /// Set with `cpu.bail` by a write that may move a component's next event or change how the
     /// CPU loop runs (timer, serial, sound, LCD registers, FF50); cleared when a slice starts.
     /// A `bail` without it came from writes that move no event (`slice_goes_on_after_bail`).
@@ -177,8 +174,6 @@ impl Motherboard {
             watch: LoopWatch::default(),
             blocks: BlockCache::default(),
             slice_target: 0,
-            slice_ends_at_lcd_event: false,
-            slice_transitions: 0,
             bail_moves_events: false,
             block_last_pc: 0,
             #[cfg(test)]
@@ -430,21 +425,18 @@ impl Motherboard {
     }
 
     /// The length of the next CPU slice: up to the next component event, at least 4 cycles.
-    /// Also notes, for `slice_goes_on_after_bail`, whether that event is the LCD's and comes
-    /// strictly before every other term, and the LCD's transition count.
     #[inline(always)]
-    pub fn slice_length(&mut self) -> u64 {
+    pub fn slice_length(&self) -> u64 {
         // (CGB HDMA branch dropped.) Fast-forward to the next component event; all of these
         // are int64 in PyBoy (the LCD's may be negative when it ran past its target).
         let mode0_cycles = MAX_CYCLES as i64;
-        let lcd = self.lcd.cycles_to_interrupt.min(self.lcd.cycles_to_frame);
-        let others = (self.timer_cycles_to_interrupt() as i64)
+        let m = (self.timer_cycles_to_interrupt() as i64)
+            .min(self.lcd.cycles_to_interrupt)
+            .min(self.lcd.cycles_to_frame)
             .min(self.sound.cycles_to_interrupt as i64)
             .min(self.serial.cycles_to_interrupt as i64)
             .min(mode0_cycles);
-        self.slice_ends_at_lcd_event = lcd >= 4 && lcd < others;
-        self.slice_transitions = self.lcd.transitions;
-        4i64.max(lcd.min(others)) as u64
+        4i64.max(m) as u64
     }
 
     /// After an instruction that set `bail`: clears it and returns true when the slice goes on
@@ -471,14 +463,14 @@ impl Motherboard {
     /// (`bail_moves_events` is not set for them). After such an instruction, at cycle count `c`,
     /// the frame loop would: sync OAM DMA (none is running, required here); let serial and timer
     /// catch up (deferred: pure arithmetic that gives the same state whenever it is applied, as
-    /// `serial_quiet` and `c < timer_quiet_until` require) and the LCD (no transition is due
-    /// before the target, and none happened since the slice started: a catch-up without a
-    /// transition gives the same state whenever it is done); then compute the next slice's
-    /// length. The slice's target `T` was the LCD's event time, strictly before every other term
-    /// (timer and serial events are absolute times, the sound's and MAX_CYCLES' terms constants
-    /// larger than `T - start`), so at `c` the LCD's term `T - c` is still the smallest and, with
-    /// `T - c >= 4`, the new target is `c + (T - c) = T`. `CPU.tick` would then find nothing to
-    /// do in `check_interrupts` (no interrupt queued, EI delay 0, no enabled interrupt raised:
+    /// `serial_quiet` and `c < timer_quiet_until` require) and the LCD (whose next transition is
+    /// the slice's target `T`, not due before it: a catch-up without a transition gives the same
+    /// state whenever it is done); then compute the next slice's length. `T` was the smallest
+    /// term when the slice started at `s` (`T - s >= 4` here, so unclamped): the timer's and the
+    /// serial's terms are event times minus now, at least `T - c` at `c`, the sound's and
+    /// MAX_CYCLES' are constants of at least `T - s > T - c`, and the LCD's is `T - c`; so with
+    /// `T - c >= 4` the new target is `c + (T - c) = T`. `CPU.tick` would then find nothing to do
+    /// in `check_interrupts` (no interrupt queued, EI delay 0, no enabled interrupt raised:
     /// required here) and clear `bail`. Continuing the slice does exactly that.
     #[inline]
     fn slice_goes_on_after_bail(&self) -> bool {
@@ -492,9 +484,8 @@ impl Motherboard {
         }
         let cpu = &self.cpu;
         !self.bail_moves_events
-            && self.slice_ends_at_lcd_event
             && (self.slice_target as i64).wrapping_sub(cpu.cycles as i64) >= 4
-            && self.lcd.transitions == self.slice_transitions
+            && self.lcd.next_transition_at() == self.slice_target
             && !self.lcd.frame_done
             && !self.oam_dma_active
             && self.serial_quiet

@@ -463,12 +463,11 @@ replays cpu.json (tools/emurust_cpu_vectors.py: every opcode, memory access log 
 `timer_sync`/`serial_sync` (apply deferred catch-ups before anything reads them), `watch`
 (`idle::LoopWatch`, reset at each frame; the memory map taints it), `blocks` (`BlockCache`, moved
 out for each frame's loop and passed to `cpu::tick_with` unless disabled), `slice_target` and
-`block_last_pc` (set by the CPU loop and `blocks`), `slice_length()` (also notes whether the
-slice ends at the LCD's event), `continue_after_bail()` (clears `bail` and lets the slice go on
-when every bail-setting write of the instruction moved no component's event, marked by
-`bail_moves_events`, and the frame loop would change nothing: no OAM DMA, serial and timer
-deferred, no LCD transition since the slice began, target at least 4 cycles away, nothing to
-dispatch), `lcd_register_peek`,
+`block_last_pc` (set by the CPU loop and `blocks`), `slice_length()`, `continue_after_bail()`
+(clears `bail` and lets the slice go on when every bail-setting write of the instruction moved no
+component's event, marked by `bail_moves_events`, and the frame loop would change nothing: no
+OAM DMA, serial and timer deferred, the target the LCD's next transition and at least 4 cycles
+away, nothing to dispatch), `lcd_register_peek`,
 `save_state() -> Vec<u8>` (version 29, PyBoy's bytes) and `load_state(&[u8])` (v29 DMG only,
 rejects trailing bytes, restores the previous state on error). `cargo test mb::` compares whole
 save states of every test ROM after 1/2/63/64/65/100 frames with PyBoy's.""",
