@@ -5,11 +5,12 @@
 //! delay down and checks for a `bail` and the slice's end. For code in the cartridge ROM the
 //! fetch is a pure function of (bank, offset): the ROM never changes while it runs (a ROM patch
 //! through `memory[bank, addr] = v` clears this cache), and every write that can switch banks
-//! (0000-7FFF) sets `bail`, which ends the slice (or, where that changes nothing, lets it go on:
-//! `Motherboard::continue_after_bail`). So the fetch and dispatch of a whole run of
-//! instructions can be done once and replayed: a block is the ops of consecutive instructions
-//! starting at one ROM byte, up to and including the first one that can move PC anywhere but to
-//! the next instruction, change the EI delay, or stop the CPU.
+//! (0000-7FFF) sets `bail`, which ends the slice; where the slice may go on instead
+//! (`Motherboard::continue_after_bail`), the CPU loop leaves the block when the write switched
+//! the bank it was decoded from and looks the next instruction up anew. So the fetch and
+//! dispatch of a whole run of instructions can be done once and replayed: a block is the ops of
+//! consecutive instructions starting at one ROM byte, up to and including the first one that can
+//! move PC anywhere but to the next instruction, change the EI delay, or stop the CPU.
 //!
 //! A block replays as threaded code: each op holds a step function, specialised for its opcode,
 //! that runs the opcode and then, unless the instruction set `bail` (checked only after opcodes

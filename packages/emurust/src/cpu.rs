@@ -197,7 +197,7 @@ fn run_slice_blocks(
         return run_slice::<false>(mb, target).map(|_| false); // the flat memory is not the ROM
     }
     loop {
-        while (mb.cpu.cycles as i64) < (target as i64) {
+        'slice: while (mb.cpu.cycles as i64) < (target as i64) {
             let pc = mb.cpu.PC;
             if mb.cpu.interrupt_enable_delay == 0 {
                 // the fetch path's two ROM cases (offset + 2 inside the bank)
@@ -216,10 +216,15 @@ fn run_slice_blocks(
                         while let Some(next) = blocks::replay(mb, op) {
                             op = next;
                             if mb.cpu.bail {
-                                if mb.continue_after_bail() {
-                                    continue;
+                                if !mb.continue_after_bail() {
+                                    return Ok(false);
                                 }
-                                return Ok(false);
+                                if mb.cartridge.bank_mapped_at(pc) != bank {
+                                    // the write switched the bank this block was decoded from:
+                                    // what follows is another bank's code
+                                    continue 'slice;
+                                }
+                                continue;
                             }
                             match slice_boundary(mb) {
                                 Some(next_target) => target = next_target,

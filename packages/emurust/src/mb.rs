@@ -1539,4 +1539,30 @@ pub(crate) mod tests {
             caught.len()
         );
     }
+
+    /// A switch of the ROM bank the running code is in (an MBC write goes on as a neutral bail):
+    /// the instructions after the write come from the new bank. Bank 1 at 0x4000 switches to
+    /// bank 2 and goes on at 0x4005, where bank 1 holds `inc b` and bank 2 `inc c; inc c`; both
+    /// jump back to bank 0, which selects bank 1 again.
+    #[test]
+    fn code_that_switches_its_own_bank_goes_on_in_the_new_bank() {
+        let mut rom = std::fs::read(system_dir().join("mbc1.gb")).expect("mbc1.gb (MBC1 header)");
+        // bank 0 at 0x150: ld sp,0xDFF0; loop: ld a,1; ld (0x2000),a; jp 0x4000
+        let bank0 = [0x31, 0xF0, 0xDF, 0x3E, 0x01, 0xEA, 0x00, 0x20, 0xC3, 0x00, 0x40];
+        rom[0x150..0x150 + bank0.len()].copy_from_slice(&bank0);
+        // bank 1 at 0x4000: ld a,2; ld (0x2000),a; inc b; jp 0x0153
+        let bank1 = [0x3E, 0x02, 0xEA, 0x00, 0x20, 0x04, 0xC3, 0x53, 0x01];
+        rom[0x4000..0x4000 + bank1.len()].copy_from_slice(&bank1);
+        // bank 2 at 0x4005: inc c; inc c; jp 0x0153
+        let bank2 = [0x0C, 0x0C, 0xC3, 0x53, 0x01];
+        rom[0x8005..0x8005 + bank2.len()].copy_from_slice(&bank2);
+        let (diff, tested, _) =
+            crate::idle::tests::lockstep(&rom, 80, 1000, |_| false, |e, use_blocks| {
+                e.mb.blocks.disabled = !use_blocks;
+            });
+        assert_eq!(diff, None, "replaying blocks differs at frame {diff:?}");
+        let cpu = &tested.mb.cpu;
+        assert!(cpu.C > 0 && tested.mb.test_bails_continued > 0, "the loop did not run");
+        assert_eq!(cpu.B, 0x00, "ran bank 1's instruction after switching to bank 2");
+    }
 }

@@ -328,6 +328,17 @@ impl Cartridge {
             .unwrap_or(0xFF)
     }
 
+    /// The ROM bank mapped at `address` (0000-7FFF): `rombank_selected_low` below 0x4000,
+    /// `rombank_selected` above.
+    #[inline(always)]
+    pub fn bank_mapped_at(&self, address: u16) -> u16 {
+        if address < 0x4000 {
+            self.rombank_selected_low
+        } else {
+            self.rombank_selected
+        }
+    }
+
     /// What the motherboard reads at 0000-7FFF once the boot ROM is unmapped
     /// (`rombanks[rombank_selected_low, i]` / `rombanks[rombank_selected, i - 0x4000]`).
     pub fn read_rom(&self, address: u16) -> u8 {
