@@ -9,8 +9,12 @@
 //! (`Motherboard::continue_after_bail`), the CPU loop leaves the block when the write switched
 //! the bank it was decoded from and looks the next instruction up anew. So the fetch and
 //! dispatch of a whole run of instructions can be done once and replayed: a block is the ops of
-//! consecutive instructions starting at one ROM byte, up to and including the first one that can
-//! move PC anywhere but to the next instruction, change the EI delay, or stop the CPU.
+//! the instructions run from one ROM byte on, up to and including the first one that can move PC
+//! anywhere but to the next instruction, change the EI delay, or stop the CPU. A `CALL nn`, and
+//! a `JP nn` or `JR e` forward, to a fixed address in the same 16 KiB region of the address
+//! space (so the same bank) goes on at its target instead: PC has one successor there too.
+//! Blocks are indexed by (bank, region, offset), as the same bank may be mapped in either
+//! region (MBC5 bank 0) and an absolute target names an address, not a bank offset.
 //!
 //! A block replays as threaded code: each op holds a step function, specialised for its opcode,
 //! that runs the opcode and then, unless the instruction set `bail` (checked only after opcodes
@@ -167,7 +171,8 @@ pub fn replay<'a>(mb: &mut Motherboard, op: &'a Op) -> Option<&'a Op> {
 pub struct BlockCache {
     /// Set: `Motherboard::tick` fetches every instruction (the tests' reference machine).
     pub disabled: bool,
-    /// Per 16 KiB ROM bank (allocated when first run): for each offset, `UNDECODED`, `NO_BLOCK`
+    /// Per 16 KiB ROM bank and region it runs in (`2 * bank + region`, allocated when first
+    /// run): for each offset, `UNDECODED`, `NO_BLOCK`
     /// or the block starting there as `first op << 8 | length`.
     index: Vec<Option<Box<[u32; BANK_SIZE]>>>,
     ops: Vec<Op>,
@@ -214,6 +219,21 @@ pub fn ends_block(opcode: u8) -> bool {
     )
 }
 
+/// Where PC always goes after the block-ending instruction `bytes` (opcode and the two bytes
+/// after it) at `address` when that is a fixed address the idle watcher need not see: the target
+/// of `CALL nn`, of `JP nn` and `JR e` when it lies after the instruction (a backward jump ends
+/// the block, so that `cpu::tick_with` checks for a polling loop there). Only 0000-7FFF (ROM).
+pub fn fixed_successor(bytes: &[u8], address: usize) -> Option<u16> {
+    let nn = u16::from_le_bytes([bytes[1], bytes[2]]);
+    let target = match bytes[0] {
+        0xCD => return (nn < 0x8000).then_some(nn),
+        0xC3 => nn as usize,
+        0x18 => (address as isize + 2 + bytes[1] as i8 as isize) as usize,
+        _ => return None,
+    };
+    (target > address && target < 0x8000).then_some(target as u16)
+}
+
 /// The number of bytes PC advances over an instruction starting with `opcode` (the 0xCB prefix
 /// and its operand: 2), or None for the opcodes PyBoy cannot execute (no_opcode and BRK 0xDB).
 pub fn instruction_length(opcode: u8) -> Option<u16> {
@@ -231,17 +251,17 @@ impl BlockCache {
         self.ops.clear();
     }
 
-    /// The ops of the block starting at byte `offset` of ROM bank `bank` (`offset` <= 0x3FFD:
-    /// the caller's fetch-path condition), decoding it on first use; None where the fetch path
-    /// must run the instruction.
+    /// The first op of the block at byte `offset` (<= 0x3FFD: the caller's fetch-path condition)
+    /// of the ROM bank mapped in region `key & 1` of the address space (0000-3FFF or 4000-7FFF),
+    /// bank `key >> 1`; decoded on first use. None where the fetch path must run the instruction.
     #[inline(always)]
-    pub fn block(&mut self, rom: &[u8], bank: usize, offset: usize) -> Option<&Op> {
-        let entry = match self.index.get(bank) {
+    pub fn block(&mut self, rom: &[u8], key: usize, offset: usize) -> Option<&Op> {
+        let entry = match self.index.get(key) {
             Some(Some(table)) => table[offset],
             _ => UNDECODED,
         };
         let entry = if entry == UNDECODED {
-            self.decode(rom, bank, offset)
+            self.decode(rom, key, offset)
         } else {
             entry
         };
@@ -251,20 +271,23 @@ impl BlockCache {
         self.ops.get((entry >> 8) as usize)
     }
 
-    /// The ops of the block at (`bank`, `offset`), decoded on first use (tests).
+    /// The ops of the block at address `pc` in bank `bank`, decoded on first use (tests).
     #[cfg(test)]
-    fn block_ops(&mut self, rom: &[u8], bank: usize, offset: usize) -> Option<&[Op]> {
-        self.block(rom, bank, offset)?;
-        let entry = self.index[bank].as_ref().unwrap()[offset];
+    fn block_ops(&mut self, rom: &[u8], bank: usize, pc: u16) -> Option<&[Op]> {
+        let (key, offset) = (2 * bank + (pc >> 14) as usize, (pc & 0x3FFF) as usize);
+        self.block(rom, key, offset)?;
+        let entry = self.index[key].as_ref().unwrap()[offset];
         let (first, len) = ((entry >> 8) as usize, (entry & 0xFF) as usize);
         Some(&self.ops[first..first + len])
     }
 
-    /// Decode the block at (`bank`, `offset`), record it in the index and return its entry.
+    /// Decode the block at (`key`, `offset`) (as `block` takes them), record it in the index and
+    /// return its entry.
     #[cold]
     #[inline(never)]
-    fn decode(&mut self, rom: &[u8], bank: usize, offset: usize) -> u32 {
-        let base = bank * BANK_SIZE;
+    fn decode(&mut self, rom: &[u8], key: usize, offset: usize) -> u32 {
+        let base = (key >> 1) * BANK_SIZE;
+        let region = (key & 1) * BANK_SIZE; // the address of the region's first byte
         let first = self.ops.len();
         let mut at = offset;
         while self.ops.len() - first < MAX_BLOCK_LEN {
@@ -286,7 +309,13 @@ impl BlockCache {
             };
             self.ops.push(Op::new(opcode, pc2, pc3, false));
             if ends_block(bytes[0]) {
-                break;
+                match fixed_successor(bytes, region + at) {
+                    Some(target) if target & 0x4000 == region as u16 => {
+                        at = (target & 0x3FFF) as usize; // the block goes on at the target
+                        continue;
+                    }
+                    _ => break,
+                }
             }
             at += length as usize;
         }
@@ -304,10 +333,10 @@ impl BlockCache {
         } else {
             ((first as u32) << 8) | len as u32
         };
-        if self.index.len() <= bank {
-            self.index.resize_with(bank + 1, || None);
+        if self.index.len() <= key {
+            self.index.resize_with(key + 1, || None);
         }
-        self.index[bank].get_or_insert_with(|| Box::new([UNDECODED; BANK_SIZE]))[offset] = entry;
+        self.index[key].get_or_insert_with(|| Box::new([UNDECODED; BANK_SIZE]))[offset] = entry;
         entry
     }
 }
@@ -322,8 +351,8 @@ mod tests {
         rom
     }
 
-    fn lengths(cache: &mut BlockCache, rom: &[u8], bank: usize, offset: usize) -> Option<usize> {
-        cache.block_ops(rom, bank, offset).map(|ops| ops.len())
+    fn lengths(cache: &mut BlockCache, rom: &[u8], bank: usize, pc: u16) -> Option<usize> {
+        cache.block_ops(rom, bank, pc).map(|ops| ops.len())
     }
 
     #[test]
@@ -370,8 +399,8 @@ mod tests {
         // a run of NOPs up to the bank's end stops where an instruction's bytes would cross it
         let rom = vec![0u8; 2 * BANK_SIZE];
         let mut cache = BlockCache::default();
-        assert_eq!(lengths(&mut cache, &rom, 0, BANK_SIZE - 4), Some(2));
-        assert_eq!(lengths(&mut cache, &rom, 0, BANK_SIZE - 2), None);
+        assert_eq!(lengths(&mut cache, &rom, 0, 0x3FFC), Some(2));
+        assert_eq!(lengths(&mut cache, &rom, 0, 0x3FFE), None);
         // a bank beyond the ROM has no blocks
         assert_eq!(lengths(&mut cache, &rom, 5, 0x100), None);
     }
@@ -387,7 +416,10 @@ mod tests {
             }
             let rom = rom_with(&[op, 0, 0, 0, 0, 0]);
             let got = lengths(&mut BlockCache::default(), &rom, 0, 0x150).expect("a block");
-            if ends_block(op) {
+            // CALL 0000 and JR +0 go on at their target, a fixed address in the region
+            let goes_on = fixed_successor(&[op, 0, 0], 0x150).is_some();
+            assert_eq!(goes_on, op == 0xCD || op == 0x18, "opcode {op:02X}");
+            if ends_block(op) && !goes_on {
                 assert_eq!(got, 1, "opcode {op:02X}");
             } else {
                 assert!(
@@ -396,6 +428,36 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn calls_and_forward_jumps_to_the_same_region_go_on_at_their_target() {
+        let mut rom = vec![0u8; 4 * BANK_SIZE];
+        // 0150: call 0x0160 (forward)        0160: inc a ; call 0x0140 (backward) ; 0140: ret
+        rom[0x150..0x153].copy_from_slice(&[0xCD, 0x60, 0x01]);
+        rom[0x160..0x164].copy_from_slice(&[0x3C, 0xCD, 0x40, 0x01]);
+        rom[0x140] = 0xC9;
+        let mut cache = BlockCache::default();
+        let ops = cache.block_ops(&rom, 0, 0x150).unwrap().to_vec();
+        let opcodes: Vec<u16> = ops.iter().map(|o| o.opcode).collect();
+        assert_eq!(opcodes, [0xCD, 0x3C, 0xCD, 0xC9]);
+        // 0170: jr +2 (forward) ; 0174: jp 0x0170 (backward: ends the block, a possible loop)
+        rom[0x170..0x172].copy_from_slice(&[0x18, 0x02]);
+        rom[0x174..0x177].copy_from_slice(&[0xC3, 0x70, 0x01]);
+        let ops = cache.block_ops(&rom, 0, 0x170).unwrap().to_vec();
+        assert_eq!(ops.iter().map(|o| o.opcode).collect::<Vec<_>>(), [0x18, 0xC3]);
+        // a call into the other region ends the block: its bank is not this one's
+        rom[0x180..0x183].copy_from_slice(&[0xCD, 0x00, 0x40]);
+        assert_eq!(lengths(&mut cache, &rom, 0, 0x180), Some(1));
+        // bank 1 mapped at 4000: a call to 0x4100 goes on in bank 1 (file offset 0x4100)
+        rom[0x4050..0x4053].copy_from_slice(&[0xCD, 0x00, 0x41]);
+        rom[0x4100] = 0x04; // inc b, then NOPs
+        let ops = cache.block_ops(&rom, 1, 0x4050).unwrap().to_vec();
+        assert_eq!(ops[1].opcode, 0x04);
+        // the same bank (0) in either region is two blocks: an absolute target names an address
+        rom[0x50..0x53].copy_from_slice(&[0xCD, 0x00, 0x01]);
+        assert_eq!(lengths(&mut cache, &rom, 0, 0x0050), Some(MAX_BLOCK_LEN));
+        assert_eq!(lengths(&mut cache, &rom, 0, 0x4050), Some(1));
     }
 
     /// A machine replaying blocks against one fetching every instruction (a press every 5

@@ -201,16 +201,17 @@ fn run_slice_blocks(
             let pc = mb.cpu.PC;
             if mb.cpu.interrupt_enable_delay == 0 {
                 // the fetch path's two ROM cases (offset + 2 inside the bank)
-                let (bank, offset) = if pc <= 0x3FFD {
-                    (mb.cartridge.rombank_selected_low, pc)
+                let (bank, region) = if pc <= 0x3FFD {
+                    (mb.cartridge.rombank_selected_low, 0)
                 } else if (0x4000..=0x7FFD).contains(&pc) {
-                    (mb.cartridge.rombank_selected, pc - 0x4000)
+                    (mb.cartridge.rombank_selected, 1)
                 } else {
-                    (0, 0x4000)
+                    (0, 2)
                 };
-                if offset < 0x4000 {
+                if region < 2 {
                     let rom = &mb.cartridge.rombanks;
-                    if let Some(first) = blocks.block(rom, bank as usize, offset as usize) {
+                    let key = 2 * bank as usize + region;
+                    if let Some(first) = blocks.block(rom, key, (pc & 0x3FFF) as usize) {
                         let mut op = first;
                         // until the block's last instruction ran
                         while let Some(next) = blocks::replay(mb, op) {

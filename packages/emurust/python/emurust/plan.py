@@ -409,12 +409,14 @@ ROM with and without skipping and compares every frame.""",
             contract="""\
 Decoded straight-line runs of cartridge ROM code (not in PyBoy; changes no observable value).
 `Op { opcode, pc2, pc3 }` plus its step; `BlockCache` (Clone, Default; `pub disabled`,
-`clear()`, `block(rom, bank, offset) -> Option<&Op>`, the block's first op): a block is the ops
-of consecutive instructions starting at one ROM byte, up to `MAX_BLOCK_LEN`, ending with the
-first one for which `ends_block(opcode)` holds (jumps, calls, returns, RST, HALT, STOP, EI); an
-instruction whose three bytes are not all inside one 16 KiB bank of the ROM, or that is illegal
-(`instruction_length` None), stays on the fetch path. Decoded on first use into a per-bank
-index (allocated per bank when first run). `replay(mb, &Op) -> Option<&Op>` runs the block as
+`clear()`, `block(rom, key, offset) -> Option<&Op>` with `key = 2 * bank + region`, the
+block's first op): a block is the ops of the instructions run from one ROM byte on, up to
+`MAX_BLOCK_LEN`, ending with the first one for which `ends_block(opcode)` holds (jumps, calls,
+returns, RST, HALT, STOP, EI) unless `fixed_successor` gives its target (`CALL nn`, `JP nn` and
+`JR e` forward) in the same 16 KiB region, where the block goes on; an instruction whose three
+bytes are not all inside one 16 KiB bank of the ROM, or that is illegal (`instruction_length`
+None), stays on the fetch path. Decoded on first use into an index per bank and region
+(allocated when first run). `replay(mb, &Op) -> Option<&Op>` runs the block as
 threaded code: each op's step (specialised per opcode from `opcodes::HANDLERS`, checking `bail`
 only where `opcodes::WRITES_MEMORY` says the opcode may write) runs it and tail-calls the next
 op's step until an instruction sets `bail`, reaches `mb.slice_target` or is the block's last
