@@ -16,7 +16,7 @@ use numpy::PyArray3;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyType};
+use pyo3::types::{PyBytes, PyInt, PyType};
 
 use crate::error::EmuError;
 use crate::frame::{self, Emulator, Region};
@@ -113,6 +113,8 @@ impl<T> std::ops::DerefMut for GilOnly<T> {
 pub struct PyEmulator {
     pub emu: GilOnly<Box<Emulator>>,
     pub broken: bool,
+    /// `PyBoy.stop()` ran (`mark_stopped`): `pyboy_tick` raises, as PyBoy's `tick` does.
+    pub stopped: bool,
 }
 
 impl PyEmulator {
@@ -129,7 +131,7 @@ impl PyEmulator {
     fn new(py: Python<'_>, rom: &[u8], ram_file: Option<&[u8]>, rtc_file: Option<&[u8]>) -> PyResult<Self> {
         let mut broken = false;
         let emu = guarded(py, &mut broken, || Emulator::new(rom, ram_file, rtc_file))?;
-        Ok(PyEmulator { emu: GilOnly(Box::new(emu)), broken })
+        Ok(PyEmulator { emu: GilOnly(Box::new(emu)), broken, stopped: false })
     }
 
     /// `PyBoy.tick(count, render, sound)` with the GIL released while the frames run.
@@ -147,6 +149,45 @@ impl PyEmulator {
                 Err(raise(py, "PyBoyException", format!("emurust internal error: {}", panic_message(p))))
             }
         }
+    }
+
+    /// `emurust.PyBoy.tick(count=1, render=True, sound=True)` itself, which `PyBoy.__init__`
+    /// binds as the instance's `tick`: its per-frame cost counts (RL code calls `tick(1)` once
+    /// a frame), and a Python wrapper adds more than half a microsecond to each call. The same
+    /// checks as PyBoy's `cpdef tick(self, int count, bint render, bint sound)`: a plain `int`
+    /// in 0..2^31 takes the fast path, any other `count` goes through
+    /// `emurust.pyboy._tick_count` (Cython's int conversion, PyBoy's errors); `render` and
+    /// `sound` by truth value.
+    #[pyo3(signature = (count=None, render=None, sound=None))]
+    fn pyboy_tick(
+        &mut self,
+        py: Python<'_>,
+        count: Option<&Bound<'_, PyAny>>,
+        render: Option<&Bound<'_, PyAny>>,
+        sound: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<bool> {
+        if self.stopped {
+            return Err(raise(py, "PyBoyInvalidOperationException", "Emulator is stopped".into()));
+        }
+        let count = match count {
+            None => 1,
+            Some(c) => match c.cast_exact::<PyInt>().ok().and_then(|i| i.extract::<u32>().ok()) {
+                Some(n) if n <= 0x7FFF_FFFF => n as u64,
+                _ => {
+                    static TICK_COUNT: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+                    let convert = TICK_COUNT.import(py, "emurust.pyboy", "_tick_count")?;
+                    convert.call1((c,))?.extract::<u64>()?
+                }
+            },
+        };
+        let truth = |b: Option<&Bound<'_, PyAny>>| b.map_or(Ok(true), |b| b.is_truthy());
+        let (render, sound) = (truth(render)?, truth(sound)?);
+        self.tick(py, count, render, sound)
+    }
+
+    /// `PyBoy.stop()` ran: later `pyboy_tick` calls raise.
+    fn mark_stopped(&mut self) {
+        self.stopped = true;
     }
 
     /// `PyBoy.send_input(event, delay)` for the 16 button events (1..=16).

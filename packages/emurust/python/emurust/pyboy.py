@@ -123,21 +123,23 @@ class PyBoy:
         self.memory = PyBoyMemoryView(self._emu)
         self.register_file = PyBoyRegisterFile(self._emu)
         self.screen = Screen(self._emu)
+        if type(self).tick is PyBoy.tick:
+            # the Rust method itself, with this method's checks (Emulator.pyboy_tick): a Python
+            # wrapper would add more than half a microsecond to every tick; a subclass that
+            # overrides tick keeps its own
+            self.tick = self._emu.pyboy_tick
         self.initialized = True
 
     # -- running ---------------------------------------------------------------------------
 
     def tick(self, count=1, render=True, sound=True):
         """Advance ``count`` frames; render (and sample) only the last one. Returns True
-        (False for ``count == 0``, as PyBoy)."""
+        (False for ``count == 0``, as PyBoy). (An instance binds ``Emulator.pyboy_tick``, the
+        same in Rust, in its place.)"""
         if self.stopped:
             raise PyBoyInvalidOperationException("Emulator is stopped")
-        # (the common call, tick(int) once a frame, takes the first branch: it is per-frame
-        # overhead, which counts in the benchmarks beside PyBoy's compiled wrapper)
         if type(count) is not int or not 0 <= count <= 0x7FFF_FFFF:
-            count = _c_int(count)  # PyBoy's `cpdef tick(self, int count, ...)` conversion
-            if count < 0:
-                raise PyBoyInvalidInputException("count must be a non-negative integer")
+            count = _tick_count(count)
         return self._emu.tick(count, bool(render), bool(sound))
 
     @property
@@ -176,6 +178,7 @@ class PyBoy:
                 with open(self.gamerom + ".rtc", "w+b") as f:
                     f.write(data)
         self.stopped = True
+        self._emu.mark_stopped()
 
     def __enter__(self):
         return self
@@ -487,6 +490,14 @@ class PyBoyMemoryView:
 # button name -> its PRESS / RELEASE event, for the exact lower-case names (the fast path)
 _PRESS_EVENT = {name: WindowEvent.PRESS_ARROW_UP + i for i, name in enumerate(BUTTONS)}
 _RELEASE_EVENT = {name: WindowEvent.RELEASE_ARROW_UP + i for i, name in enumerate(BUTTONS)}
+
+
+def _tick_count(count) -> int:
+    """``count`` as PyBoy's ``cpdef tick(self, int count, ...)`` takes it, with its errors."""
+    count = _c_int(count)
+    if count < 0:
+        raise PyBoyInvalidInputException("count must be a non-negative integer")
+    return count
 
 
 def _c_int(x) -> int:
