@@ -184,38 +184,10 @@ pub struct BlockCache {
 pub fn ends_block(opcode: u8) -> bool {
     matches!(
         opcode,
-        0x10 | 0x18
-            | 0x20
-            | 0x28
-            | 0x30
-            | 0x38
-            | 0x76
-            | 0xC0
-            | 0xC2
-            | 0xC3
-            | 0xC4
-            | 0xC7
-            | 0xC8
-            | 0xC9
-            | 0xCA
-            | 0xCC
-            | 0xCD
-            | 0xCF
-            | 0xD0
-            | 0xD2
-            | 0xD4
-            | 0xD7
-            | 0xD8
-            | 0xD9
-            | 0xDA
-            | 0xDC
-            | 0xDF
-            | 0xE7
-            | 0xE9
-            | 0xEF
-            | 0xF7
-            | 0xFB
-            | 0xFF
+        0x10 | 0x18 | 0x20 | 0x28 | 0x30 | 0x38 | 0x76
+            | 0xC0 | 0xC2 | 0xC3 | 0xC4 | 0xC7 | 0xC8 | 0xC9 | 0xCA | 0xCC | 0xCD | 0xCF
+            | 0xD0 | 0xD2 | 0xD4 | 0xD7 | 0xD8 | 0xD9 | 0xDA | 0xDC | 0xDF
+            | 0xE7 | 0xE9 | 0xEF | 0xF7 | 0xFB | 0xFF
     )
 }
 
@@ -358,24 +330,13 @@ mod tests {
     #[test]
     fn a_block_runs_to_the_first_jump_inclusive() {
         // ld a,1 ; add a,b ; ld hl,0xC000 ; set 0,(hl) ; jr -8 ; nop
-        let rom = rom_with(&[
-            0x3E, 0x01, 0x80, 0x21, 0x00, 0xC0, 0xCB, 0xC6, 0x18, 0xF8, 0x00,
-        ]);
+        let rom = rom_with(&[0x3E, 0x01, 0x80, 0x21, 0x00, 0xC0, 0xCB, 0xC6, 0x18, 0xF8, 0x00]);
         let mut cache = BlockCache::default();
         let ops = cache.block_ops(&rom, 0, 0x150).expect("a block").to_vec();
         assert_eq!(ops.len(), 5);
         // the bytes after each opcode, as the fetch path passes them
         let bytes: Vec<(u16, u16)> = ops.iter().map(|o| (o.pc2, o.pc3)).collect();
-        assert_eq!(
-            bytes,
-            [
-                (0x01, 0x80),
-                (0x21, 0x00),
-                (0x00, 0xC0),
-                (0xC6, 0x18),
-                (0xF8, 0x00)
-            ]
-        );
+        assert_eq!(bytes, [(0x01, 0x80), (0x21, 0x00), (0x00, 0xC0), (0xC6, 0x18), (0xF8, 0x00)]);
         // the CB-prefixed instruction dispatches to its 0x100 + operand entry
         assert_eq!(ops[3].opcode, 0x1C6);
         // only the last op ends the replay
@@ -422,10 +383,7 @@ mod tests {
             if ends_block(op) && !goes_on {
                 assert_eq!(got, 1, "opcode {op:02X}");
             } else {
-                assert!(
-                    got > 1,
-                    "opcode {op:02X}: the NOPs after it continue the block"
-                );
+                assert!(got > 1, "opcode {op:02X}: the NOPs after it continue the block");
             }
         }
     }
@@ -463,21 +421,13 @@ mod tests {
     /// A machine replaying blocks against one fetching every instruction (a press every 5
     /// frames, rendering every other frame); the first frame whose save state differs.
     fn first_difference(rom: &[u8], frames: u32, planted_overrun: bool) -> Option<u32> {
-        let (diff, fast, plain) = crate::idle::tests::lockstep(
-            rom,
-            frames,
-            5,
-            |f| f % 2 == 0,
-            |e, use_blocks| {
+        let (diff, fast, plain) =
+            crate::idle::tests::lockstep(rom, frames, 5, |f| f % 2 == 0, |e, use_blocks| {
                 e.mb.blocks.disabled = !use_blocks;
                 e.mb.test_planted_overrun = planted_overrun && use_blocks;
-            },
-        );
+            });
         if diff.is_none() {
-            assert!(
-                plain.mb.blocks.ops.is_empty(),
-                "the reference machine decoded blocks"
-            );
+            assert!(plain.mb.blocks.ops.is_empty(), "the reference machine decoded blocks");
             assert!(!fast.mb.blocks.ops.is_empty(), "no block was replayed");
         }
         diff
@@ -487,10 +437,7 @@ mod tests {
     fn replaying_blocks_changes_no_frame_of_any_rom() {
         for (name, rom) in crate::idle::tests::roms() {
             let diff = first_difference(&rom, 150, false);
-            assert_eq!(
-                diff, None,
-                "{name}: the block machine differs at frame {diff:?}"
-            );
+            assert_eq!(diff, None, "{name}: the block machine differs at frame {diff:?}");
         }
     }
 
@@ -502,11 +449,7 @@ mod tests {
             .map(|(name, _)| name)
             .collect();
         eprintln!("running blocks past the slice's end caught on {caught:?}");
-        assert!(
-            caught.len() >= 10,
-            "caught on {} ROMs only: {caught:?}",
-            caught.len()
-        );
+        assert!(caught.len() >= 10, "caught on {} ROMs only: {caught:?}", caught.len());
     }
 
     #[test]
