@@ -144,11 +144,7 @@ pub fn tick_with(
         cpu.bail = false;
         return Ok(false); // the loop below would not run: `cycles` is the target
     }
-    cpu.interrupt_queued = false;
-
-    cpu.bail = false;
-    mb.bail_moves_events = false;
-    mb.slice_target = target;
+    start_slice(mb, target);
     // The boot ROM is switched off by a write (FF50), which ends the slice (`bail`): each slice
     // runs with one value of `bootrom_enabled`, so the loop is compiled for each.
     match blocks {
@@ -272,14 +268,20 @@ fn slice_boundary(mb: &mut Motherboard) -> Option<u64> {
     if mb.lcd.frame_done || cpu.halted || !no_interrupt_check {
         return None;
     }
-    let length = mb.slice_length();
-    let target = mb.cpu.cycles.wrapping_add(length);
+    let target = mb.cpu.cycles.wrapping_add(mb.slice_length());
     // `CPU.tick`'s preamble for a running CPU with nothing to dispatch
+    start_slice(mb, target);
+    Some(target)
+}
+
+/// The end of `CPU.tick`'s preamble for a running CPU (no interrupt queued, no `bail`), and the
+/// slice's state the CPU loop keeps beside PyBoy's: its target and no event-moving write yet.
+#[inline(always)]
+fn start_slice(mb: &mut Motherboard, target: u64) {
     mb.cpu.interrupt_queued = false;
     mb.cpu.bail = false;
     mb.bail_moves_events = false;
     mb.slice_target = target;
-    Some(target)
 }
 
 /// `CPU.check_interrupts()`: true when an enabled interrupt is raised (dispatched if IME).
@@ -439,10 +441,7 @@ fn fetch_and_execute_with<const BOOTROM: bool>(mb: &mut Motherboard) -> Result<(
     // The immediate (8-bit `pc2`, or 16-bit little-endian `(pc3 << 8) + pc2` by OPCODE_LENGTHS)
     // is built inside execute_opcode's arms, where the length is a constant.
     if !opcodes::execute_opcode(mb, opcode, pc2, pc3) {
-        return Err(IllegalOpcode {
-            opcode: (opcode & 0xFF) as u8,
-            pc: mb.cpu.PC,
-        });
+        return Err(IllegalOpcode { opcode: (opcode & 0xFF) as u8, pc: mb.cpu.PC });
     }
     after_instruction(&mut mb.cpu);
     Ok(())

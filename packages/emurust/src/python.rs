@@ -153,7 +153,7 @@ impl PyEmulator {
 
     /// `emurust.PyBoy.tick(count=1, render=True, sound=True)` itself, which `PyBoy.__init__`
     /// binds as the instance's `tick`: its per-frame cost counts (RL code calls `tick(1)` once
-    /// a frame), and a Python wrapper adds more than half a microsecond to each call. The same
+    /// a frame), and a Python wrapper added about 0.2 µs to each call. The same
     /// checks as PyBoy's `cpdef tick(self, int count, bint render, bint sound)`: a plain `int`
     /// in 0..2^31 takes the fast path, any other `count` goes through
     /// `emurust.pyboy._tick_count` (Cython's int conversion, PyBoy's errors); `render` and

@@ -342,11 +342,7 @@ impl Cartridge {
     /// What the motherboard reads at 0000-7FFF once the boot ROM is unmapped
     /// (`rombanks[rombank_selected_low, i]` / `rombanks[rombank_selected, i - 0x4000]`).
     pub fn read_rom(&self, address: u16) -> u8 {
-        if address < 0x4000 {
-            self.rom_byte(self.rombank_selected_low as usize, address as usize)
-        } else {
-            self.rom_byte(self.rombank_selected as usize, (address as usize) & 0x3FFF)
-        }
+        self.rom_byte(self.bank_mapped_at(address) as usize, (address as usize) & 0x3FFF)
     }
 
     /// RAM byte `offset` (0..0x2000) of `bank`; 0xFF outside the 16 allocated banks.
