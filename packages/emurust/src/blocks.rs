@@ -91,6 +91,46 @@ unsafe fn body_step<const OP: usize, const WRITES: bool>(
     ((*next).step)(mb, next)
 }
 
+/// The step of a conditional jump, call or return (`is_conditional`) inside a block: when it is
+/// taken the block is left there, as after a last op (its PC recorded for the backward-jump
+/// check; the CPU loop does what follows); when it is not, PC is at the next instruction, which
+/// is the next op (the fall-through is fixed ROM bytes), and the replay goes on as after a body
+/// op. The test is PC against the fall-through address, so a taken jump to that very address
+/// also goes on, which is right: the next instruction is the one at PC either way (a taken
+/// `CALL cc` pushes, so its `bail` is checked as after any body op that writes).
+#[inline(always)]
+unsafe fn conditional_step<const OP: usize>(mb: &mut Motherboard, op: *const Op) -> *const Op {
+    let o = &*op;
+    let pc = mb.cpu.PC;
+    let _legal = HANDLERS[OP](mb, o.pc2, o.pc3);
+    debug_assert!(_legal && mb.cpu.interrupt_enable_delay == 0);
+    #[cfg(test)]
+    let taken =
+        mb.cpu.PC != pc.wrapping_add(OPCODE_LENGTHS[OP] as u16) && !mb.test_planted_no_side_exit;
+    #[cfg(not(test))]
+    let taken = mb.cpu.PC != pc.wrapping_add(OPCODE_LENGTHS[OP] as u16);
+    if taken {
+        mb.block_last_pc = pc;
+        return std::ptr::null();
+    }
+    let next = op.add(1);
+    if WRITES_MEMORY[OP] && mb.cpu.bail {
+        return next;
+    }
+    debug_assert!(
+        !mb.cpu.bail,
+        "opcode {OP:#05X} set bail without writing memory"
+    );
+    #[cfg(test)]
+    if mb.test_planted_overrun {
+        return ((*next).step)(mb, next);
+    }
+    if (mb.cpu.cycles as i64) >= (mb.slice_target as i64) {
+        return next;
+    }
+    ((*next).step)(mb, next)
+}
+
 /// The step of a block's last op with opcode `OP`: the opcode alone (the CPU loop does what
 /// follows it); records its PC for the backward-jump check. Returns null: nothing follows.
 #[inline(always)]
@@ -134,10 +174,28 @@ static BODY_STEPS: [[Step; 16]; 32] = step_table!(body);
 /// Last-op steps by opcode.
 static LAST_STEPS: [[Step; 16]; 32] = step_table!(last);
 
+/// The conditional steps of the sixteen `is_conditional` opcodes.
+macro_rules! conditional_steps {
+    ($($op:literal)*) => {
+        fn conditional_step_of(opcode: u16) -> Option<Step> {
+            match opcode {
+                $($op => Some(conditional_step::<$op>),)*
+                _ => None,
+            }
+        }
+    };
+}
+conditional_steps!(0x20 0x28 0x30 0x38 0xC0 0xC2 0xC4 0xC8 0xCA 0xCC 0xD0 0xD2 0xD4 0xD8 0xDA 0xDC);
+
 impl Op {
+    /// The op of `opcode` as a block's last op (`last`) or inside it: a conditional jump, call or
+    /// return inside a block gets its conditional step, any other op its body step.
     fn new(opcode: u16, pc2: u16, pc3: u16, last: bool) -> Self {
         let table = if last { &LAST_STEPS } else { &BODY_STEPS };
-        let step = table[(opcode >> 4) as usize][(opcode & 15) as usize];
+        let step = match conditional_step_of(opcode) {
+            Some(step) if !last => step,
+            _ => table[(opcode >> 4) as usize][(opcode & 15) as usize],
+        };
         Op {
             step,
             opcode,
@@ -178,16 +236,52 @@ pub struct BlockCache {
     ops: Vec<Op>,
 }
 
-/// True for the opcodes that end a block: every jump, call, return and restart, HALT and STOP
-/// (they change how the CPU continues), and EI (it starts the delay counted after each
-/// instruction). DI and writes that end the slice need no entry: they set `bail`.
+/// True for the opcodes that end a block: every unconditional jump, call, return and restart,
+/// HALT and STOP (they change how the CPU continues), and EI (it starts the delay counted after
+/// each instruction). DI and writes that end the slice need no entry: they set `bail`. The
+/// conditional ones (`is_conditional`) end the replay only when taken.
 pub fn ends_block(opcode: u8) -> bool {
     matches!(
         opcode,
-        0x10 | 0x18 | 0x20 | 0x28 | 0x30 | 0x38 | 0x76
-            | 0xC0 | 0xC2 | 0xC3 | 0xC4 | 0xC7 | 0xC8 | 0xC9 | 0xCA | 0xCC | 0xCD | 0xCF
-            | 0xD0 | 0xD2 | 0xD4 | 0xD7 | 0xD8 | 0xD9 | 0xDA | 0xDC | 0xDF
-            | 0xE7 | 0xE9 | 0xEF | 0xF7 | 0xFB | 0xFF
+        0x10 | 0x18
+            | 0x76
+            | 0xC3
+            | 0xC7
+            | 0xC9
+            | 0xCD
+            | 0xCF
+            | 0xD7
+            | 0xD9
+            | 0xDF
+            | 0xE7
+            | 0xE9
+            | 0xEF
+            | 0xF7
+            | 0xFB
+            | 0xFF
+    )
+}
+
+/// True for the conditional jumps, calls and returns (`JR cc`, `JP cc`, `CALL cc`, `RET cc`):
+/// a block goes on past one, on its fall-through path, and is left there when it is taken.
+pub fn is_conditional(opcode: u8) -> bool {
+    matches!(
+        opcode,
+        0x20 | 0x28
+            | 0x30
+            | 0x38
+            | 0xC0
+            | 0xC2
+            | 0xC4
+            | 0xC8
+            | 0xCA
+            | 0xCC
+            | 0xD0
+            | 0xD2
+            | 0xD4
+            | 0xD8
+            | 0xDA
+            | 0xDC
     )
 }
 
@@ -385,7 +479,49 @@ mod tests {
             } else {
                 assert!(got > 1, "opcode {op:02X}: the NOPs after it continue the block");
             }
+            // a conditional one has its conditional step there, not a body step
+            let first = BlockCache::default().block_ops(&rom, 0, 0x150).unwrap()[0];
+            let conditional =
+                first.step as usize == conditional_step_of(op as u16).map_or(0, |s| s as usize);
+            assert_eq!(conditional, is_conditional(op), "opcode {op:02X}");
+            assert!(!(is_conditional(op) && ends_block(op)), "opcode {op:02X}");
         }
+    }
+
+    #[test]
+    fn a_conditional_jump_leaves_the_block_only_when_taken() {
+        // 0150: dec a ; jr nz,-3 (to 0150) ; inc b ; jp 0x0150
+        let rom = rom_with(&[0x3D, 0x20, 0xFD, 0x04, 0xC3, 0x50, 0x01]);
+        let mut cache = BlockCache::default();
+        let ops = cache.block_ops(&rom, 0, 0x150).unwrap().to_vec();
+        assert_eq!(
+            ops.iter().map(|o| o.opcode).collect::<Vec<_>>(),
+            [0x3D, 0x20, 0x04, 0xC3]
+        );
+        assert_eq!(
+            ops.iter().map(Op::is_last).collect::<Vec<_>>(),
+            [false, false, false, true]
+        );
+        let mut emu = crate::frame::Emulator::new(&crate::idle::tests::roms()[0].1, None, None)
+            .expect("a test ROM");
+        let mb = &mut emu.mb;
+        mb.slice_target = u64::MAX >> 1;
+        let first = cache.block(&rom, 0, 0x150).unwrap();
+        // A = 2: taken (A becomes 1), the replay stops at the jump, which goes back to 0150
+        (mb.cpu.PC, mb.cpu.A, mb.cpu.B, mb.block_last_pc) = (0x150, 2, 0, 0);
+        assert!(replay(mb, first).is_none());
+        assert_eq!(
+            (mb.cpu.PC, mb.cpu.A, mb.cpu.B, mb.block_last_pc),
+            (0x150, 1, 0, 0x151)
+        );
+        // A = 1: not taken (A becomes 0), the block goes on to its last op, the JP
+        let cycles = mb.cpu.cycles;
+        assert!(replay(mb, first).is_none());
+        assert_eq!(
+            (mb.cpu.PC, mb.cpu.A, mb.cpu.B, mb.block_last_pc),
+            (0x150, 0, 1, 0x154)
+        );
+        assert_eq!(mb.cpu.cycles - cycles, 4 + 8 + 4 + 16);
     }
 
     #[test]
@@ -420,11 +556,12 @@ mod tests {
 
     /// A machine replaying blocks against one fetching every instruction (a press every 5
     /// frames, rendering every other frame); the first frame whose save state differs.
-    fn first_difference(rom: &[u8], frames: u32, planted_overrun: bool) -> Option<u32> {
+    fn first_difference(rom: &[u8], frames: u32, planted: Planted) -> Option<u32> {
         let (diff, fast, plain) =
             crate::idle::tests::lockstep(rom, frames, 5, |f| f % 2 == 0, |e, use_blocks| {
                 e.mb.blocks.disabled = !use_blocks;
-                e.mb.test_planted_overrun = planted_overrun && use_blocks;
+                e.mb.test_planted_overrun = planted == Planted::Overrun && use_blocks;
+                e.mb.test_planted_no_side_exit = planted == Planted::NoSideExit && use_blocks;
             });
         if diff.is_none() {
             assert!(plain.mb.blocks.ops.is_empty(), "the reference machine decoded blocks");
@@ -433,23 +570,45 @@ mod tests {
         diff
     }
 
+    /// A bug planted in the replay (test-only switches of the motherboard).
+    #[derive(Clone, Copy, PartialEq)]
+    enum Planted {
+        Nothing,
+        /// blocks run past the slice's end
+        Overrun,
+        /// a taken conditional jump, call or return goes on in its block
+        NoSideExit,
+    }
+
     #[test]
     fn replaying_blocks_changes_no_frame_of_any_rom() {
         for (name, rom) in crate::idle::tests::roms() {
-            let diff = first_difference(&rom, 150, false);
+            let diff = first_difference(&rom, 150, Planted::Nothing);
             assert_eq!(diff, None, "{name}: the block machine differs at frame {diff:?}");
         }
     }
 
+    /// The ROMs on which `planted` makes the block machine differ from the fetching one.
+    fn caught_on(planted: Planted) -> Vec<String> {
+        crate::idle::tests::roms()
+            .into_iter()
+            .filter(|(_, rom)| first_difference(rom, 150, planted).is_some())
+            .map(|(name, _)| name)
+            .collect()
+    }
+
     #[test]
     fn a_planted_overrun_is_caught() {
-        let caught: Vec<String> = crate::idle::tests::roms()
-            .into_iter()
-            .filter(|(_, rom)| first_difference(rom, 150, true).is_some())
-            .map(|(name, _)| name)
-            .collect();
+        let caught = caught_on(Planted::Overrun);
         eprintln!("running blocks past the slice's end caught on {caught:?}");
         assert!(caught.len() >= 10, "caught on {} ROMs only: {caught:?}", caught.len());
+    }
+
+    #[test]
+    fn a_taken_conditional_that_stays_in_its_block_is_caught() {
+        let caught = caught_on(Planted::NoSideExit);
+        eprintln!("taken conditionals staying in their block caught on {caught:?}");
+        assert!(caught.len() >= 15, "caught on {} ROMs only: {caught:?}", caught.len());
     }
 
     #[test]

@@ -99,6 +99,9 @@ pub struct Motherboard {
     /// Test-only planted bug: decoded blocks run past the slice's end.
     #[cfg(test)]
     pub test_planted_overrun: bool,
+    /// Test-only planted bug: a taken conditional jump inside a block goes on in the block.
+    #[cfg(test)]
+    pub test_planted_no_side_exit: bool,
     /// Test-only: every `bail` ends the slice (the reference machine of the neutral-bail tests),
     /// or (planted bug) none does when the slice could otherwise go on.
     #[cfg(test)]
@@ -182,6 +185,8 @@ impl Motherboard {
             halted_loop: HaltedLoopTest::default(),
             #[cfg(test)]
             test_planted_overrun: false,
+            #[cfg(test)]
+            test_planted_no_side_exit: false,
             #[cfg(test)]
             test_bails: BailTest::default(),
             #[cfg(test)]
