@@ -403,6 +403,9 @@ impl Motherboard {
             .min(MAX_CYCLES as i64);
         let enabled = self.cpu.interrupts_enabled_register & 0b11111;
         loop {
+            if self.timer_quiet_until != 0 && self.run_halted_timer_deferred(fixed, enabled) {
+                return;
+            }
             #[cfg(test)]
             let timer = if self.halted_loop.planted_no_timer {
                 MAX_CYCLES
@@ -427,6 +430,61 @@ impl Motherboard {
                 return;
             }
         }
+    }
+
+    /// `run_halted`'s slices while the timer's catch-up is deferred and stays so (each slice ends
+    /// before `timer_quiet_until`): the same slices and states, with the time, the timer's and
+    /// the serial port's deferred catch-up times in locals, stored once at the end. Returns true
+    /// when the halted state ended (an enabled IF bit or the frame's end); false before the
+    /// first slice that would reach `timer_quiet_until`, which `run_halted`'s general iteration
+    /// then runs (a real timer catch-up), computing the same slice again.
+    #[inline(always)]
+    fn run_halted_timer_deferred(&mut self, fixed: i64, enabled: u8) -> bool {
+        let until = self.timer_quiet_until;
+        // the timer's term of the slice length is relative to its last (deferred) catch-up, as
+        // in `timer_cycles_to_interrupt`; `u64::MAX`: the timer is off
+        let timer_term = |last: u64| {
+            #[cfg(test)]
+            if self.halted_loop.planted_no_timer {
+                return MAX_CYCLES;
+            }
+            if until == u64::MAX {
+                MAX_CYCLES
+            } else {
+                until - last
+            }
+        };
+        let start = self.cpu.cycles;
+        let mut last = self.timer_pending;
+        let mut cycles = start;
+        let ended = loop {
+            let m = (timer_term(last) as i64)
+                .min(self.lcd.cycles_to_interrupt)
+                .min(self.lcd.cycles_to_frame)
+                .min(fixed);
+            let next = cycles.wrapping_add(4i64.max(m) as u64);
+            if next >= until {
+                break false;
+            }
+            #[cfg(test)]
+            {
+                self.halted_loop.slices += 1;
+            }
+            (cycles, last) = (next, next);
+            let lcd_interrupt = self.lcd.tick(cycles);
+            if lcd_interrupt != 0 {
+                self.cpu.set_interruptflag(lcd_interrupt);
+            }
+            if self.lcd.frame_done || self.cpu.interrupts_flag_register & enabled != 0 {
+                break true;
+            }
+        };
+        if cycles != start {
+            self.cpu.cycles = cycles;
+            self.timer_pending = last;
+            self.serial_pending = cycles;
+        }
+        ended
     }
 
     /// The length of the next CPU slice: up to the next component event, at least 4 cycles.
