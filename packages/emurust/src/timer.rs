@@ -121,8 +121,9 @@ impl Timer {
     /// Catches up to the absolute cycle count `cycles_now`; true when the timer interrupt fires.
     /// As in PyBoy, a `cycles_now` below `last_cycles` wraps (uint64) and would run the slow path
     /// for ~2^64 cycles; the motherboard never goes backwards.
+    #[inline(never)] // one call from each of the motherboard's many catch-up points
     pub fn tick(&mut self, cycles_now: u64) -> bool {
-        let mut cycles = cycles_now.wrapping_sub(self.last_cycles);
+        let cycles = cycles_now.wrapping_sub(self.last_cycles);
         if cycles == 0 {
             return false;
         }
@@ -166,9 +167,16 @@ impl Timer {
             }
         }
 
-        // Slow path: one cycle at a time, as on hardware (PyBoy's loop), except that a stretch
-        // without a reload in progress is taken in one step up to the next falling edge of the
-        // selected bit: only that last cycle of it can change anything but the counter.
+        self.tick_slow(cycles, timer_bit)
+    }
+
+    /// The rest of `tick` when a reload is in progress or TIMA overflows: one cycle at a time,
+    /// as on hardware (PyBoy's loop), except that a stretch without a reload in progress is
+    /// taken in one step up to the next falling edge of the selected bit: only that last cycle
+    /// of it can change anything but the counter. Out of line, so that the common case above
+    /// saves and restores no registers.
+    #[inline(never)]
+    fn tick_slow(&mut self, mut cycles: u64, timer_bit: u16) -> bool {
         let mut ret = false;
         while cycles != 0 {
             if self.tima_reload_state == 0 {
