@@ -12,7 +12,10 @@
 //! the instructions run from one ROM byte on, up to and including the first one that can move PC
 //! anywhere but to the next instruction, change the EI delay, or stop the CPU. A `CALL nn`, and
 //! a `JP nn` or `JR e` forward, to a fixed address in the same 16 KiB region of the address
-//! space (so the same bank) goes on at its target instead: PC has one successor there too.
+//! space (so the same bank) goes on at its target instead: PC has one successor there too. A
+//! conditional jump, call or return goes on along its fall-through path, which is fixed ROM
+//! bytes too: when taken, its step leaves the replay as a block's last op does (a side exit).
+//! A conditional jump backward (a loop's closing branch, nearly always taken) ends its block.
 //! Blocks are indexed by (bank, region, offset), as the same bank may be mapped in either
 //! region (MBC5 bank 0) and an absolute target names an address, not a bank offset.
 //!
@@ -300,6 +303,18 @@ pub fn fixed_successor(bytes: &[u8], address: usize) -> Option<u16> {
     (target > address && target < 0x8000).then_some(target as u16)
 }
 
+/// True for a conditional `JR cc` or `JP cc` at `address` whose target is at or before it: a
+/// loop's closing branch, taken on every iteration but the last, so it ends its block (as a
+/// last op, the cheapest end) rather than being a side exit that is nearly always taken.
+pub fn backward_conditional_jump(bytes: &[u8], address: usize) -> bool {
+    let target = match bytes[0] {
+        0x20 | 0x28 | 0x30 | 0x38 => (address as isize + 2 + bytes[1] as i8 as isize) as usize,
+        0xC2 | 0xCA | 0xD2 | 0xDA => u16::from_le_bytes([bytes[1], bytes[2]]) as usize,
+        _ => return false,
+    };
+    target <= address
+}
+
 /// The number of bytes PC advances over an instruction starting with `opcode` (the 0xCB prefix
 /// and its operand: 2), or None for the opcodes PyBoy cannot execute (no_opcode and BRK 0xDB).
 pub fn instruction_length(opcode: u8) -> Option<u16> {
@@ -374,6 +389,9 @@ impl BlockCache {
                 bytes[0] as u16
             };
             self.ops.push(Op::new(opcode, pc2, pc3, false));
+            if backward_conditional_jump(bytes, region + at) {
+                break;
+            }
             if ends_block(bytes[0]) {
                 match fixed_successor(bytes, region + at) {
                     Some(target) if target & 0x4000 == region as u16 => {
@@ -474,7 +492,10 @@ mod tests {
             // CALL 0000 and JR +0 go on at their target, a fixed address in the region
             let goes_on = fixed_successor(&[op, 0, 0], 0x150).is_some();
             assert_eq!(goes_on, op == 0xCD || op == 0x18, "opcode {op:02X}");
-            if ends_block(op) && !goes_on {
+            // JP cc 0000 jumps backward: a loop's closing branch ends the block
+            let backward = backward_conditional_jump(&[op, 0, 0], 0x150);
+            assert_eq!(backward, matches!(op, 0xC2 | 0xCA | 0xD2 | 0xDA), "opcode {op:02X}");
+            if (ends_block(op) && !goes_on) || backward {
                 assert_eq!(got, 1, "opcode {op:02X}");
             } else {
                 assert!(got > 1, "opcode {op:02X}: the NOPs after it continue the block");
@@ -483,45 +504,47 @@ mod tests {
             let first = BlockCache::default().block_ops(&rom, 0, 0x150).unwrap()[0];
             let conditional =
                 first.step as usize == conditional_step_of(op as u16).map_or(0, |s| s as usize);
-            assert_eq!(conditional, is_conditional(op), "opcode {op:02X}");
+            assert_eq!(conditional, is_conditional(op) && !backward, "opcode {op:02X}");
             assert!(!(is_conditional(op) && ends_block(op)), "opcode {op:02X}");
         }
     }
 
     #[test]
-    fn a_conditional_jump_leaves_the_block_only_when_taken() {
-        // 0150: dec a ; jr nz,-3 (to 0150) ; inc b ; jp 0x0150
-        let rom = rom_with(&[0x3D, 0x20, 0xFD, 0x04, 0xC3, 0x50, 0x01]);
+    fn a_forward_conditional_jump_leaves_the_block_only_when_taken() {
+        // 0150: dec a ; jr z,+1 (to 0154) ; inc b ; inc c ; jp 0x0150
+        let rom = rom_with(&[0x3D, 0x28, 0x01, 0x04, 0x0C, 0xC3, 0x50, 0x01]);
         let mut cache = BlockCache::default();
         let ops = cache.block_ops(&rom, 0, 0x150).unwrap().to_vec();
-        assert_eq!(
-            ops.iter().map(|o| o.opcode).collect::<Vec<_>>(),
-            [0x3D, 0x20, 0x04, 0xC3]
-        );
-        assert_eq!(
-            ops.iter().map(Op::is_last).collect::<Vec<_>>(),
-            [false, false, false, true]
-        );
+        let opcodes: Vec<u16> = ops.iter().map(|o| o.opcode).collect();
+        assert_eq!(opcodes, [0x3D, 0x28, 0x04, 0x0C, 0xC3]);
+        let last: Vec<bool> = ops.iter().map(Op::is_last).collect();
+        assert_eq!(last, [false, false, false, false, true]);
         let mut emu = crate::frame::Emulator::new(&crate::idle::tests::roms()[0].1, None, None)
             .expect("a test ROM");
         let mb = &mut emu.mb;
         mb.slice_target = u64::MAX >> 1;
         let first = cache.block(&rom, 0, 0x150).unwrap();
-        // A = 2: taken (A becomes 1), the replay stops at the jump, which goes back to 0150
-        (mb.cpu.PC, mb.cpu.A, mb.cpu.B, mb.block_last_pc) = (0x150, 2, 0, 0);
-        assert!(replay(mb, first).is_none());
-        assert_eq!(
-            (mb.cpu.PC, mb.cpu.A, mb.cpu.B, mb.block_last_pc),
-            (0x150, 1, 0, 0x151)
-        );
-        // A = 1: not taken (A becomes 0), the block goes on to its last op, the JP
+        // A = 2: not taken (A becomes 1), the block goes on to its last op, the JP back
+        (mb.cpu.PC, mb.cpu.A, mb.cpu.B, mb.cpu.C, mb.block_last_pc) = (0x150, 2, 0, 0, 0);
         let cycles = mb.cpu.cycles;
         assert!(replay(mb, first).is_none());
-        assert_eq!(
-            (mb.cpu.PC, mb.cpu.A, mb.cpu.B, mb.block_last_pc),
-            (0x150, 0, 1, 0x154)
-        );
-        assert_eq!(mb.cpu.cycles - cycles, 4 + 8 + 4 + 16);
+        let cpu = &mb.cpu;
+        assert_eq!((cpu.PC, cpu.A, cpu.B, cpu.C, mb.block_last_pc), (0x150, 1, 1, 1, 0x155));
+        assert_eq!(mb.cpu.cycles - cycles, 4 + 8 + 4 + 4 + 16);
+        // A = 1: taken (A becomes 0), the replay stops at the jump, now at 0154
+        assert!(replay(mb, first).is_none());
+        let cpu = &mb.cpu;
+        assert_eq!((cpu.PC, cpu.A, cpu.B, cpu.C, mb.block_last_pc), (0x154, 0, 1, 1, 0x151));
+    }
+
+    #[test]
+    fn a_backward_conditional_jump_ends_its_block() {
+        // 0150: dec a ; jr nz,-3 (to 0150) ; inc b   and   0160: dec a ; jp nz,0x0160 ; inc b
+        let mut rom = rom_with(&[0x3D, 0x20, 0xFD, 0x04]);
+        rom[0x160..0x165].copy_from_slice(&[0x3D, 0xC2, 0x60, 0x01, 0x04]);
+        let mut cache = BlockCache::default();
+        assert_eq!(lengths(&mut cache, &rom, 0, 0x150), Some(2));
+        assert_eq!(lengths(&mut cache, &rom, 0, 0x160), Some(2));
     }
 
     #[test]
