@@ -181,8 +181,9 @@ fn run_slice<const BOOTROM: bool>(mb: &mut Motherboard, target: u64) -> Result<(
 /// done here (`slice_boundary`) and, when the next slice's `CPU.tick` would start with nothing
 /// to do, that slice continues in this loop, inside the same block if it ended inside one. After
 /// a `bail` the slice goes on where returning to the frame loop would change nothing
-/// (`Motherboard::continue_after_bail`). Returns whether the last slice's `after_slice`
-/// was done here.
+/// (`Motherboard::continue_after_bail`); otherwise the slice ends there and the next one starts
+/// here in the same way (`after_bail`). Returns whether the last slice's `after_slice` was done
+/// here.
 fn run_slice_blocks(
     mb: &mut Motherboard,
     blocks: &mut BlockCache,
@@ -213,8 +214,8 @@ fn run_slice_blocks(
                         while let Some(next) = blocks::replay(mb, op) {
                             op = next;
                             if mb.cpu.bail {
-                                if !mb.continue_after_bail() {
-                                    return Ok(false);
+                                if let Some(done) = after_bail(mb, &mut target) {
+                                    return Ok(done);
                                 }
                                 if mb.cartridge.bank_mapped_at(pc) != bank {
                                     // the write switched the bank this block was decoded from:
@@ -230,7 +231,11 @@ fn run_slice_blocks(
                         }
                         after_instruction(&mut mb.cpu);
                         if mb.cpu.bail {
-                            return Ok(false);
+                            // (no polling-loop check: a write ended any observation)
+                            match after_bail(mb, &mut target) {
+                                Some(done) => return Ok(done),
+                                None => continue,
+                            }
                         }
                         if mb.cpu.PC <= mb.block_last_pc {
                             idle::at_backward_jump(mb, target);
@@ -240,8 +245,11 @@ fn run_slice_blocks(
                 }
             }
             fetch_and_execute_with::<false>(mb)?;
-            if mb.cpu.bail && !mb.continue_after_bail() {
-                return Ok(false);
+            if mb.cpu.bail {
+                match after_bail(mb, &mut target) {
+                    Some(done) => return Ok(done),
+                    None => continue,
+                }
             }
             if mb.cpu.PC <= pc {
                 idle::at_backward_jump(mb, target);
@@ -251,6 +259,33 @@ fn run_slice_blocks(
             Some(next_target) => target = next_target,
             None => return Ok(true),
         }
+    }
+}
+
+/// After an instruction that set `bail`: None when execution goes on in this loop, either in
+/// the same slice (`Motherboard::continue_after_bail`) or, after a write that may move an
+/// event, in the next one, which the frame loop would start with the same `after_slice` and
+/// target (`slice_boundary`, as at a slice's target); `Some(events_done)` when the frame loop
+/// must take over (`events_done`: its `after_slice` was done here).
+#[inline(always)]
+fn after_bail(mb: &mut Motherboard, target: &mut u64) -> Option<bool> {
+    if mb.continue_after_bail() {
+        return None;
+    }
+    #[cfg(test)]
+    if mb.test_bails == crate::mb::BailTest::AllEndTheSlice {
+        return Some(false); // the tests' reference: every bail returns to the frame loop
+    }
+    match slice_boundary(mb) {
+        Some(next_target) => {
+            *target = next_target;
+            #[cfg(test)]
+            {
+                mb.test_bails_new_slice += 1;
+            }
+            None
+        }
+        None => Some(true),
     }
 }
 

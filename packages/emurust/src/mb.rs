@@ -109,6 +109,9 @@ pub struct Motherboard {
     /// Test-only: bails after which a slice went on (`continue_after_bail`).
     #[cfg(test)]
     pub test_bails_continued: u64,
+    /// Test-only: bails after which the next slice started in the CPU loop (`cpu::after_bail`).
+    #[cfg(test)]
+    pub test_bails_new_slice: u64,
 }
 
 #[cfg(test)]
@@ -191,6 +194,8 @@ impl Motherboard {
             test_bails: BailTest::default(),
             #[cfg(test)]
             test_bails_continued: 0,
+            #[cfg(test)]
+            test_bails_new_slice: 0,
         })
     }
 
@@ -1542,7 +1547,8 @@ pub(crate) mod tests {
     /// Slices going on after bails against every bail ending the slice (both replaying blocks; a
     /// press every 4 frames, rendering every other frame); the first differing frame and the
     /// bails after which a slice went on.
-    fn neutral_bail_difference(rom: &[u8], bails: BailTest) -> (Option<u32>, u64) {
+    /// ... and the bails after which the next slice started in the CPU loop.
+    fn neutral_bail_difference(rom: &[u8], bails: BailTest) -> (Option<u32>, u64, u64) {
         let (diff, tested, reference) = crate::idle::tests::lockstep(
             rom,
             150,
@@ -1556,23 +1562,30 @@ pub(crate) mod tests {
                 };
             },
         );
-        assert_eq!(reference.mb.test_bails_continued, 0);
-        (diff, tested.mb.test_bails_continued)
+        assert_eq!(reference.mb.test_bails_continued + reference.mb.test_bails_new_slice, 0);
+        (diff, tested.mb.test_bails_continued, tested.mb.test_bails_new_slice)
     }
 
     #[test]
     fn going_on_after_neutral_bails_changes_no_frame_of_any_rom() {
-        let mut roms_going_on = vec![];
+        let (mut roms_going_on, mut roms_new_slice) = (vec![], vec![]);
         for (name, rom) in crate::idle::tests::roms() {
-            let (diff, continued) = neutral_bail_difference(&rom, BailTest::AsDesigned);
+            let (diff, continued, new_slice) =
+                neutral_bail_difference(&rom, BailTest::AsDesigned);
             assert_eq!(
                 diff, None,
                 "{name}: going on after bails differs at frame {diff:?}"
             );
             if continued > 0 {
-                roms_going_on.push(name);
+                roms_going_on.push(name.clone());
+            }
+            if new_slice > 0 {
+                roms_new_slice.push(name);
             }
         }
+        // the timer ROM writes the timer registers in every experiment
+        eprintln!("next slices started in the CPU loop after bails on {roms_new_slice:?}");
+        assert!(roms_new_slice.iter().any(|n| n == "timer"), "{roms_new_slice:?}");
         // not vacuous: the MBC ROMs switch banks and the joypad ROM writes P1 in loops
         eprintln!("slices went on after bails on {roms_going_on:?}");
         for rom in ["joypad", "mbc1", "mbc2", "mbc3", "mbc5"] {
