@@ -76,8 +76,17 @@ unsafe fn body_step<const OP: usize, const WRITES: bool>(
     let o = &*op;
     let _legal = HANDLERS[OP](mb, o.pc2, o.pc3);
     debug_assert!(_legal && mb.cpu.interrupt_enable_delay == 0);
+    go_on::<OP>(mb, op, WRITES)
+}
+
+/// After a body op's instruction (or a conditional one not taken): PyBoy's loop checks after an
+/// instruction (`bail`, only possible where `writes`, a constant where this is inlined; the
+/// slice's target), then the next op's step as a tail call, or the next op returned where the
+/// replay stops.
+#[inline(always)]
+unsafe fn go_on<const OP: usize>(mb: &mut Motherboard, op: *const Op, writes: bool) -> *const Op {
     let next = op.add(1);
-    if WRITES && mb.cpu.bail {
+    if writes && mb.cpu.bail {
         return next;
     }
     debug_assert!(
@@ -116,22 +125,7 @@ unsafe fn conditional_step<const OP: usize>(mb: &mut Motherboard, op: *const Op)
         mb.block_last_pc = pc;
         return std::ptr::null();
     }
-    let next = op.add(1);
-    if WRITES_MEMORY[OP] && mb.cpu.bail {
-        return next;
-    }
-    debug_assert!(
-        !mb.cpu.bail,
-        "opcode {OP:#05X} set bail without writing memory"
-    );
-    #[cfg(test)]
-    if mb.test_planted_overrun {
-        return ((*next).step)(mb, next);
-    }
-    if (mb.cpu.cycles as i64) >= (mb.slice_target as i64) {
-        return next;
-    }
-    ((*next).step)(mb, next)
+    go_on::<OP>(mb, op, WRITES_MEMORY[OP])
 }
 
 /// The step of a block's last op with opcode `OP`: the opcode alone (the CPU loop does what
