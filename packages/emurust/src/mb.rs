@@ -1545,9 +1545,8 @@ pub(crate) mod tests {
     }
 
     /// Slices going on after bails against every bail ending the slice (both replaying blocks; a
-    /// press every 4 frames, rendering every other frame); the first differing frame and the
-    /// bails after which a slice went on.
-    /// ... and the bails after which the next slice started in the CPU loop.
+    /// press every 4 frames, rendering every other frame); the first differing frame, the bails
+    /// after which a slice went on and those after which the next slice started in the CPU loop.
     fn neutral_bail_difference(rom: &[u8], bails: BailTest) -> (Option<u32>, u64, u64) {
         let (diff, tested, reference) = crate::idle::tests::lockstep(
             rom,
