@@ -262,24 +262,19 @@ pub fn ends_block(opcode: u8) -> bool {
 /// True for the conditional jumps, calls and returns (`JR cc`, `JP cc`, `CALL cc`, `RET cc`):
 /// a block goes on past one, on its fall-through path, and is left there when it is taken.
 pub fn is_conditional(opcode: u8) -> bool {
-    matches!(
-        opcode,
-        0x20 | 0x28
-            | 0x30
-            | 0x38
-            | 0xC0
-            | 0xC2
-            | 0xC4
-            | 0xC8
-            | 0xCA
-            | 0xCC
-            | 0xD0
-            | 0xD2
-            | 0xD4
-            | 0xD8
-            | 0xDA
-            | 0xDC
-    )
+    conditional_step_of(opcode as u16).is_some()
+}
+
+/// The target of the relative (`JR e`, `JR cc,e`) or absolute (`JP nn`, `JP cc,nn`) jump
+/// `bytes` (opcode and the two bytes after it) at `address`; None for any other instruction.
+fn jump_target(bytes: &[u8], address: usize) -> Option<usize> {
+    match bytes[0] {
+        0x18 | 0x20 | 0x28 | 0x30 | 0x38 => {
+            Some((address as isize + 2 + bytes[1] as i8 as isize) as usize)
+        }
+        0xC3 | 0xC2 | 0xCA | 0xD2 | 0xDA => Some(u16::from_le_bytes([bytes[1], bytes[2]]) as usize),
+        _ => None,
+    }
 }
 
 /// Where PC always goes after the block-ending instruction `bytes` (opcode and the two bytes
@@ -287,11 +282,12 @@ pub fn is_conditional(opcode: u8) -> bool {
 /// of `CALL nn`, of `JP nn` and `JR e` when it lies after the instruction (a backward jump ends
 /// the block, so that `cpu::tick_with` checks for a polling loop there). Only 0000-7FFF (ROM).
 pub fn fixed_successor(bytes: &[u8], address: usize) -> Option<u16> {
-    let nn = u16::from_le_bytes([bytes[1], bytes[2]]);
     let target = match bytes[0] {
-        0xCD => return (nn < 0x8000).then_some(nn),
-        0xC3 => nn as usize,
-        0x18 => (address as isize + 2 + bytes[1] as i8 as isize) as usize,
+        0xCD => {
+            let nn = u16::from_le_bytes([bytes[1], bytes[2]]);
+            return (nn < 0x8000).then_some(nn);
+        }
+        0xC3 | 0x18 => jump_target(bytes, address)?,
         _ => return None,
     };
     (target > address && target < 0x8000).then_some(target as u16)
@@ -301,12 +297,7 @@ pub fn fixed_successor(bytes: &[u8], address: usize) -> Option<u16> {
 /// loop's closing branch, taken on every iteration but the last, so it ends its block (as a
 /// last op, the cheapest end) rather than being a side exit that is nearly always taken.
 pub fn backward_conditional_jump(bytes: &[u8], address: usize) -> bool {
-    let target = match bytes[0] {
-        0x20 | 0x28 | 0x30 | 0x38 => (address as isize + 2 + bytes[1] as i8 as isize) as usize,
-        0xC2 | 0xCA | 0xD2 | 0xDA => u16::from_le_bytes([bytes[1], bytes[2]]) as usize,
-        _ => return false,
-    };
-    target <= address
+    is_conditional(bytes[0]) && jump_target(bytes, address).is_some_and(|t| t <= address)
 }
 
 /// The number of bytes PC advances over an instruction starting with `opcode` (the 0xCB prefix
@@ -500,6 +491,9 @@ mod tests {
                 first.step as usize == conditional_step_of(op as u16).map_or(0, |s| s as usize);
             assert_eq!(conditional, is_conditional(op) && !backward, "opcode {op:02X}");
             assert!(!(is_conditional(op) && ends_block(op)), "opcode {op:02X}");
+            // JR cc, RET cc, JP cc, CALL cc: 001cc000, 110cc000, 110cc010, 110cc100
+            let cc = matches!(op & 0b1110_0111, 0x20 | 0xC0 | 0xC2 | 0xC4);
+            assert_eq!(is_conditional(op), cc, "opcode {op:02X}");
         }
     }
 
