@@ -28,6 +28,18 @@ use crate::utils::{
 /// Size of `SGB.save_state`: 7 flags, 4 joypad bytes, border tiles, map and palettes.
 pub const SGB_STATE_SIZE: usize = 7 + 4 + 0x2000 + 0x800 + 0x80;
 
+/// The timer's `cycles_to_interrupt` while its catch-up is deferred until `until` (the absolute
+/// time of its overflow, `u64::MAX` while it is off), relative to its last (deferred) catch-up at
+/// `last`, as PyBoy's is to its last catch-up.
+#[inline(always)]
+fn deferred_timer_term(until: u64, last: u64) -> u64 {
+    if until == u64::MAX {
+        MAX_CYCLES
+    } else {
+        until - last
+    }
+}
+
 /// `SGB.save_state` of a fresh, disabled SGB (`multiplayer_players` 1, joypad_data 0xFF x 4).
 fn sgb_fresh_state() -> Vec<u8> {
     let mut b = vec![0u8; SGB_STATE_SIZE];
@@ -412,26 +424,15 @@ impl Motherboard {
                 return;
             }
             #[cfg(test)]
-            let timer = if self.halted_loop.planted_no_timer {
-                MAX_CYCLES
-            } else {
-                self.timer_cycles_to_interrupt()
-            };
-            #[cfg(not(test))]
-            let timer = self.timer_cycles_to_interrupt();
-            #[cfg(test)]
             {
                 self.halted_loop.slices += 1;
             }
-            let m = (timer as i64)
-                .min(self.lcd.cycles_to_interrupt)
-                .min(self.lcd.cycles_to_frame)
-                .min(fixed);
-            let cycles = self.cpu.cycles.wrapping_add(4i64.max(m) as u64);
+            let cycles =
+                self.halted_slice_end(self.cpu.cycles, self.timer_cycles_to_interrupt(), fixed);
             self.cpu.cycles = cycles;
             // `after_slice` with no DMA and the serial port deferred
             self.catch_up_serial_timer_lcd(cycles);
-            if self.lcd.frame_done || self.cpu.interrupts_flag_register & enabled != 0 {
+            if self.halted_stretch_ends(enabled) {
                 return;
             }
         }
@@ -446,28 +447,11 @@ impl Motherboard {
     #[inline(always)]
     fn run_halted_timer_deferred(&mut self, fixed: i64, enabled: u8) -> bool {
         let until = self.timer_quiet_until;
-        // the timer's term of the slice length is relative to its last (deferred) catch-up, as
-        // in `timer_cycles_to_interrupt`; `u64::MAX`: the timer is off
-        let timer_term = |last: u64| {
-            #[cfg(test)]
-            if self.halted_loop.planted_no_timer {
-                return MAX_CYCLES;
-            }
-            if until == u64::MAX {
-                MAX_CYCLES
-            } else {
-                until - last
-            }
-        };
         let start = self.cpu.cycles;
         let mut last = self.timer_pending;
         let mut cycles = start;
         let ended = loop {
-            let m = (timer_term(last) as i64)
-                .min(self.lcd.cycles_to_interrupt)
-                .min(self.lcd.cycles_to_frame)
-                .min(fixed);
-            let next = cycles.wrapping_add(4i64.max(m) as u64);
+            let next = self.halted_slice_end(cycles, deferred_timer_term(until, last), fixed);
             if next >= until {
                 break false;
             }
@@ -476,11 +460,8 @@ impl Motherboard {
                 self.halted_loop.slices += 1;
             }
             (cycles, last) = (next, next);
-            let lcd_interrupt = self.lcd.tick(cycles);
-            if lcd_interrupt != 0 {
-                self.cpu.set_interruptflag(lcd_interrupt);
-            }
-            if self.lcd.frame_done || self.cpu.interrupts_flag_register & enabled != 0 {
+            self.lcd_catch_up(cycles);
+            if self.halted_stretch_ends(enabled) {
                 break true;
             }
         };
@@ -490,6 +471,30 @@ impl Motherboard {
             self.serial_pending = cycles;
         }
         ended
+    }
+
+    /// The end of a halted slice starting at `cycles`: `slice_length` with the timer's term
+    /// `timer` (ignored under the tests' planted bug) and the terms that stay `fixed` while
+    /// halted.
+    #[inline(always)]
+    fn halted_slice_end(&self, cycles: u64, timer: u64, fixed: i64) -> u64 {
+        #[cfg(test)]
+        let timer = if self.halted_loop.planted_no_timer {
+            MAX_CYCLES
+        } else {
+            timer
+        };
+        let m = (timer as i64)
+            .min(self.lcd.cycles_to_interrupt)
+            .min(self.lcd.cycles_to_frame)
+            .min(fixed);
+        cycles.wrapping_add(4i64.max(m) as u64)
+    }
+
+    /// Whether a halted stretch ends: the frame's end, or an interrupt among `enabled` raised.
+    #[inline(always)]
+    fn halted_stretch_ends(&self, enabled: u8) -> bool {
+        self.lcd.frame_done || self.cpu.interrupts_flag_register & enabled != 0
     }
 
     /// The length of the next CPU slice: up to the next component event, at least 4 cycles.
@@ -598,10 +603,7 @@ impl Motherboard {
             }
             self.timer_arm(cycles);
         }
-        let lcd_interrupt = self.lcd.tick(cycles);
-        if lcd_interrupt != 0 {
-            self.cpu.set_interruptflag(lcd_interrupt);
-        }
+        self.lcd_catch_up(cycles);
     }
 
     /// The timer's `cycles_to_interrupt` as PyBoy's would read after its catch-up at
@@ -610,8 +612,7 @@ impl Motherboard {
     fn timer_cycles_to_interrupt(&self) -> u64 {
         match self.timer_quiet_until {
             0 => self.timer.cycles_to_interrupt,
-            u64::MAX => MAX_CYCLES,
-            until => until - self.timer_pending,
+            until => deferred_timer_term(until, self.timer_pending),
         }
     }
 
@@ -685,11 +686,17 @@ impl Motherboard {
     /// Catch the LCD up to `cpu.cycles + cpu.memory_access_offset` (VRAM/OAM access checks).
     #[inline]
     fn lcd_catch_up_with_offset(&mut self) {
-        let lcd_interrupt = self.lcd.tick(
+        self.lcd_catch_up(
             self.cpu
                 .cycles
                 .wrapping_add(self.cpu.memory_access_offset as u64),
         );
+    }
+
+    /// Catch the LCD up to `cycles` and raise the interrupts its transition (if any) raised.
+    #[inline(always)]
+    fn lcd_catch_up(&mut self, cycles: u64) {
+        let lcd_interrupt = self.lcd.tick(cycles);
         if lcd_interrupt != 0 {
             self.cpu.set_interruptflag(lcd_interrupt);
         }
@@ -1083,10 +1090,7 @@ impl Motherboard {
                     0xFF10..=0xFF3F => self.sound_register_write(i, value),
                     0xFF40..=0xFF4B => {
                         // No memory_access_offset here, as in PyBoy.
-                        let lcd_interrupt = self.lcd.tick(self.cpu.cycles);
-                        if lcd_interrupt != 0 {
-                            self.cpu.set_interruptflag(lcd_interrupt);
-                        }
+                        self.lcd_catch_up(self.cpu.cycles);
                         let irq = match i {
                             0xFF40 => self.lcd.set_lcdc(value),
                             0xFF41 => self.lcd.stat.set(value),
