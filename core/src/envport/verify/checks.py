@@ -1,7 +1,16 @@
 """L1 generic checks that every JAX env must pass (pgx's ``api_test`` in spirit).
 
 Each check returns a :class:`CheckResult`; :func:`envport.testing.check_env` raises on the
-first failure for use in pytest.
+first failure for use in pytest. Every check is shown able to fail by a test that plants
+exactly its bug (``core/tests/test_checks.py``).
+
+The checks that compare two executions (determinism, jit == no-jit, vmap == loop) compare
+bit for bit: a port is exact or it is not. jit == no-jit and vmap == loop compare the first
+:data:`PAIRED_STEPS` steps (their second execution runs op by op or once per env, so it is
+the slow part); determinism and the rollout checks go through all ``steps``.
+
+A check that raises is a failed check whose detail is the exception, not a crash: an env
+that cannot be traced fails the checks that trace it and says why.
 """
 
 from __future__ import annotations
@@ -18,6 +27,21 @@ from envport.env import Env
 from envport.types import Box, Discrete, TimeStep
 from envport.verify.diff import unequal
 
+PAIRED_STEPS = 50  # steps compared by jit == no-jit and vmap == loop
+
+SPEC = "shapes and dtypes match the spec"
+DETERMINISM = "deterministic under the same key and actions"
+JIT = "jit == no-jit"
+VMAP = "vmap(batch) == loop of singles"
+NO_NAN = "no NaN/inf in state or timestep"
+LEGAL_MASK = "legal mask never empty"
+TERMINAL = "terminal handling (never terminated and truncated at once)"
+TERMINAL_BOTH_ALLOWED = "terminal handling (terminated and truncated together allowed by the spec)"
+RETRACING = "no retracing of a jitted step"
+ACTION_SPACE = "sampled actions lie in the action space"
+
+PAIR = ("state", "timestep")  # what the checks compare: what reset and step return
+
 
 @dataclass
 class CheckResult:
@@ -26,25 +50,76 @@ class CheckResult:
     detail: str = ""
 
 
+# -- comparing pytrees ---------------------------------------------------------------------------
+def _host(x) -> np.ndarray:
+    """A leaf as a numpy array; typed PRNG keys (``jax.random.key``) as their raw bits."""
+    if isinstance(x, jax.Array) and jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key):
+        x = jax.random.key_data(x)
+    return np.asarray(x)
+
+
+def _path(path: tuple, names: tuple[str, ...]) -> str:
+    """A leaf's path, its first index named: ``state.pos`` rather than ``[0].pos``."""
+    head = path[0] if path else None
+    if isinstance(head, jax.tree_util.SequenceKey) and head.idx < len(names):
+        return names[head.idx] + jax.tree_util.keystr(path[1:])
+    return jax.tree_util.keystr(path) or "value"
+
+
+def _leaves(tree, names: tuple[str, ...] = PAIR) -> list[tuple[str, np.ndarray]]:
+    return [(_path(path, names), _host(x))
+            for path, x in jax.tree_util.tree_flatten_with_path(tree)[0]]
+
+
+def _show(x: np.ndarray) -> str:
+    return repr(x.item()) if x.size == 1 else f"{x.dtype}{list(x.shape)}"
+
+
+def _leaf_mismatch(x: np.ndarray, y: np.ndarray) -> str | None:
+    if x.shape != y.shape or x.dtype != y.dtype:
+        return f"{x.dtype}{list(x.shape)} vs {y.dtype}{list(y.shape)}"
+    differs = unequal(x, y)
+    if not np.any(differs):
+        return None
+    idx = np.unravel_index(int(np.flatnonzero(np.ravel(differs))[0]), x.shape) if x.ndim else ()
+    where = f" at {list(map(int, idx))}" if x.ndim else ""
+    return f"{x[idx].item()!r} vs {y[idx].item()!r}{where}"
+
+
+def _first_mismatch(a, b) -> str | None:
+    """Where two pytrees first differ (structure, shape, dtype or bits), or None if equal."""
+    sa, sb = jax.tree.structure(a), jax.tree.structure(b)
+    if sa != sb:
+        return f"structure differs: {sa} vs {sb}"
+    for (path, x), (_, y) in zip(_leaves(a), _leaves(b), strict=True):
+        found = _leaf_mismatch(x, y)
+        if found is not None:
+            return f"{path}: {found}"
+    return None
+
+
 def _tree_equal(a, b) -> bool:
-    la, lb = jax.tree.leaves(a), jax.tree.leaves(b)
-    if len(la) != len(lb):
-        return False
-    for x, y in zip(la, lb, strict=True):
-        x, y = np.asarray(x), np.asarray(y)
-        if x.shape != y.shape or x.dtype != y.dtype or np.any(unequal(x, y)):
-            return False
-    return True
+    return _first_mismatch(a, b) is None
 
 
-def _first_mismatch(a, b) -> str:
-    paths = jax.tree_util.tree_flatten_with_path(a)[0]
-    for (path, x), y in zip(paths, jax.tree.leaves(b), strict=True):
-        if not _tree_equal(x, y):
-            return f"{jax.tree_util.keystr(path)}: {np.asarray(x)!r} vs {np.asarray(y)!r}"
-    return "structure differs"
+def _signature(tree) -> dict[str, str]:
+    """What a jit cache key sees of each leaf: shape, dtype and weak type."""
+    out = {}
+    for path, x in jax.tree_util.tree_flatten_with_path(tree)[0]:
+        aval = getattr(x, "aval", None)
+        weak = " (weak type)" if getattr(aval, "weak_type", False) else ""
+        out[_path(path, ("state", "action"))] = f"{x.dtype}{list(np.shape(x))}{weak}"
+    return out
 
 
+def _signature_change(before: dict[str, str], after: dict[str, str]) -> str:
+    if before.keys() != after.keys():
+        return "the (state, action) structure changed"
+    changed = [f"{k}: {before[k]} -> {after[k]}" for k in before if before[k] != after[k]]
+    return "; ".join(changed[:3]) or "same shapes and dtypes (a static argument changed?)"
+
+
+# -- the runner ----------------------------------------------------------------------------------
 class _Runner:
     def __init__(self, env: Env, sample_action: Callable[[np.random.Generator], Any], steps: int,
                  batch: int, seed: int):
@@ -53,9 +128,11 @@ class _Runner:
         self.rng = np.random.default_rng(seed)
         self.key = jax.random.PRNGKey(seed)
         self.traces = 0
+        self.signatures: list[dict[str, str]] = []  # of (state, action), one per trace
 
         def counted_step(state, action):
             self.traces += 1  # runs only while tracing
+            self.signatures.append(_signature((state, action)))
             return env.step(state, action)
 
         self.reset = jax.jit(env.reset)
@@ -65,13 +142,14 @@ class _Runner:
         return [self.sample_action(self.rng) for _ in range(n)]
 
 
+# -- the checks ----------------------------------------------------------------------------------
 def check_spec(r: _Runner) -> CheckResult:
     spec = r.env.spec
     state, ts = r.reset(r.key)
-    problems = _timestep_problems(spec, ts)
+    problems = [f"reset: {p}" for p in _timestep_problems(spec, ts)]
     state, ts = r.step(state, r.actions(1)[0])
-    problems += _timestep_problems(spec, ts)
-    return CheckResult("shapes and dtypes match the spec", not problems, "; ".join(problems))
+    problems += [f"step: {p}" for p in _timestep_problems(spec, ts)]
+    return CheckResult(SPEC, not problems, "; ".join(problems))
 
 
 def _timestep_problems(spec, ts: TimeStep) -> list[str]:
@@ -79,121 +157,203 @@ def _timestep_problems(spec, ts: TimeStep) -> list[str]:
     space = spec.observation_space
     obs = np.asarray(ts.obs)
     if obs.shape != tuple(space.shape):
-        out.append(f"obs shape {obs.shape} != spec {space.shape}")
+        out.append(f"obs shape {obs.shape} != spec {tuple(space.shape)}")
     if obs.dtype != np.dtype(space.dtype):
         out.append(f"obs dtype {obs.dtype} != spec {np.dtype(space.dtype)}")
-    for name in ("reward", "terminated", "truncated"):
+    reward = np.asarray(ts.reward)
+    # one reward per player where the spec has several (or one shared); a scalar otherwise
+    if spec.num_agents > 1 and reward.shape not in {(), (spec.num_agents,)}:
+        out.append(f"reward must have shape ({spec.num_agents},) (num_agents) or (), got "
+                   f"{reward.shape}")
+    elif spec.num_agents <= 1 and reward.shape != ():
+        out.append(f"reward must be a scalar, got shape {reward.shape}")
+    if reward.dtype.kind != "f":
+        out.append(f"reward must be floating, got {reward.dtype}")
+    for name in ("terminated", "truncated"):
         val = np.asarray(getattr(ts, name))
-        if val.shape != ():
-            out.append(f"{name} must be a scalar per env, got shape {val.shape}")
-    if np.asarray(ts.terminated).dtype != np.bool_ or np.asarray(ts.truncated).dtype != np.bool_:
-        out.append("terminated/truncated must be bool")
-    if np.asarray(ts.reward).dtype.kind != "f":
-        out.append(f"reward must be floating, got {np.asarray(ts.reward).dtype}")
+        if val.shape != () or val.dtype != np.bool_:
+            out.append(f"{name} must be a bool scalar, got {val.dtype}{list(val.shape)}")
     if ts.legal_mask is not None:
-        n = spec.action_space.n if isinstance(spec.action_space, Discrete) else None
         mask = np.asarray(ts.legal_mask)
-        if mask.dtype != np.bool_ or (n is not None and mask.shape[-1] != n):
-            out.append(f"legal_mask must be bool[{n}], got {mask.dtype}{list(mask.shape)}")
+        space = spec.action_space
+        ok = mask.dtype == np.bool_ and mask.ndim >= 1
+        if ok and isinstance(space, Discrete):
+            ok = mask.shape[-1] == space.n
+        if not ok:
+            n = space.n if isinstance(space, Discrete) else "n"
+            out.append(f"legal_mask must be bool[..., {n}], got {mask.dtype}{list(mask.shape)}")
     return out
+
+
+def _when(t: int) -> str:
+    return "after reset" if t == 0 else f"after step {t}"
 
 
 def check_determinism(r: _Runner) -> CheckResult:
     acts = r.actions(r.steps)
 
     def rollout():
-        state, ts = r.reset(r.key)
-        out = [ts]
+        # a generator: the two rollouts run side by side, neither is kept in memory
+        pair = r.reset(r.key)
+        yield pair
         for a in acts:
-            state, ts = r.step(state, a)
-            out.append(ts)
-        return state, out
+            pair = r.step(pair[0], a)
+            yield pair
 
-    a, b = rollout(), rollout()
-    ok = _tree_equal(a, b)
-    return CheckResult("deterministic under the same key and actions", ok,
-                       "" if ok else _first_mismatch(a, b))
+    for t, (a, b) in enumerate(zip(rollout(), rollout(), strict=True)):
+        found = _first_mismatch(a, b)
+        if found is not None:
+            return CheckResult(DETERMINISM, False, f"{_when(t)}: {found}")
+    return CheckResult(DETERMINISM, True, f"{r.steps} steps, twice")
 
 
 def check_jit_equals_eager(r: _Runner) -> CheckResult:
-    acts = r.actions(min(r.steps, 50))
-    s_jit, ts_jit = r.reset(r.key)
+    acts = r.actions(min(r.steps, PAIRED_STEPS))
+    jitted = r.reset(r.key)
     with jax.disable_jit():
-        s_eager, ts_eager = r.env.reset(r.key)
-    for i, a in enumerate(acts):
-        if not _tree_equal((s_jit, ts_jit), (s_eager, ts_eager)):
-            return CheckResult("jit == no-jit", False,
-                               f"step {i}: {_first_mismatch((s_jit, ts_jit), (s_eager, ts_eager))}")
-        s_jit, ts_jit = r.step(s_jit, a)
+        eager = r.env.reset(r.key)
+    for t in range(len(acts) + 1):
+        found = _first_mismatch(jitted, eager)
+        if found is not None:
+            return CheckResult(JIT, False, f"{_when(t)}: {found} (jit vs eager)")
+        if t == len(acts):
+            break
+        jitted = r.step(jitted[0], acts[t])
         with jax.disable_jit():
-            s_eager, ts_eager = r.env.step(s_eager, a)
-    ok = _tree_equal((s_jit, ts_jit), (s_eager, ts_eager))
-    return CheckResult("jit == no-jit", ok, "" if ok else _first_mismatch(s_jit, s_eager))
+            eager = r.env.step(eager[0], acts[t])
+    return CheckResult(JIT, True, f"{len(acts)} steps")
 
 
 def check_vmap_equals_loop(r: _Runner) -> CheckResult:
     keys = jax.random.split(r.key, r.batch)
     vreset, vstep = jax.jit(jax.vmap(r.env.reset)), jax.jit(jax.vmap(r.env.step))
-    states, _ = vreset(keys)
-    singles = [r.reset(k)[0] for k in keys]
-    for t in range(min(r.steps, 50)):
+    batched = vreset(keys)
+    singles = [r.reset(k) for k in keys]
+    steps = min(r.steps, PAIRED_STEPS)
+    for t in range(steps + 1):
+        for i, single in enumerate(singles):
+            found = _first_mismatch(jax.tree.map(lambda x, i=i: x[i], batched), single)
+            if found is not None:
+                return CheckResult(VMAP, False,
+                                   f"{_when(t)}, env {i}: {found} (vmap vs single)")
+        if t == steps:
+            break
         acts = r.actions(r.batch)
-        states, vts = vstep(states, jnp.stack([jnp.asarray(a) for a in acts]))
-        outs = [r.step(s, a) for s, a in zip(singles, acts, strict=True)]
-        singles = [o[0] for o in outs]
-        for i, (s, ts) in enumerate(outs):
-            batched = jax.tree.map(lambda x, i=i: x[i], (states, vts))
-            if not _tree_equal(batched, (s, ts)):
-                return CheckResult("vmap(batch) == loop of singles", False,
-                                   f"step {t} env {i}: {_first_mismatch(batched, (s, ts))}")
-    return CheckResult("vmap(batch) == loop of singles", True)
+        batched = vstep(batched[0], jnp.stack([jnp.asarray(a) for a in acts]))
+        singles = [r.step(s, a) for (s, _), a in zip(singles, acts, strict=True)]
+    return CheckResult(VMAP, True, f"{steps} steps, {r.batch} envs")
+
+
+def _non_finite(tree) -> str | None:
+    for path, x in _leaves(tree):
+        if x.dtype.kind in "fc" and not np.isfinite(x).all():
+            return f"{path} = {_show(x[~np.isfinite(x)][:1])}"
+    return None
+
+
+def _both_allowed(spec) -> bool:
+    return bool(getattr(spec, "terminated_and_truncated", False))
+
+
+def _terminal_name(both_allowed: bool) -> str:
+    return TERMINAL_BOTH_ALLOWED if both_allowed else TERMINAL
+
+
+def _rollout(r: _Runner, state, ts):
+    """``(when, state, timestep)`` after reset and after each of ``r.steps`` sampled actions."""
+    yield _when(0), state, ts
+    for t, a in enumerate(r.actions(r.steps), 1):
+        state, ts = r.step(state, a)
+        yield _when(t), state, ts
 
 
 def check_rollout_sane(r: _Runner) -> list[CheckResult]:
     """No NaN, legal mask never empty, terminal flags consistent, no retracing."""
-    state, ts = r.reset(r.key)
+    both_allowed = _both_allowed(r.env.spec)
+    first = r.reset(r.key)
     traces_before = r.traces
     nan_at = empty_at = bad_term = None
-    terminals = 0
-    for t, a in enumerate(r.actions(r.steps)):
-        state, ts = r.step(state, a)
-        leaves = [np.asarray(x) for x in jax.tree.leaves((state, ts))]
-        if nan_at is None and any(x.dtype.kind == "f" and not np.isfinite(x).all() for x in leaves):
-            nan_at = t
+    terminals = both = 0
+    for when, state, ts in _rollout(r, *first):
+        if nan_at is None and (found := _non_finite((state, ts))) is not None:
+            nan_at = f"first {when}: {found}"
         if ts.legal_mask is not None and empty_at is None and not np.asarray(ts.legal_mask).any():
-            empty_at = t
-        if bool(ts.terminated) and bool(ts.truncated) and bad_term is None:
-            bad_term = t
-        terminals += int(bool(ts.terminated))
-    retraced = r.traces - traces_before
+            empty_at = f"no legal action {when}"
+        term, trunc = bool(ts.terminated), bool(ts.truncated)
+        both += term and trunc
+        if term and trunc and bad_term is None and not both_allowed:
+            bad_term = f"terminated and truncated both True {when}"
+        terminals += term
+    # the step's first trace is its compile (here, or in an earlier check); every trace after
+    # it is one more signature of the same step: a state that changes dtype, shape or weak type
+    retraced = r.traces - max(traces_before, 1)
+    retrace_detail = ""
+    if retraced:
+        retrace_detail = (f"traced {retraced} more time(s) after the first call: "
+                          f"{_signature_change(r.signatures[0], r.signatures[-1])}")
+    term_detail = f"{terminals} terminal steps seen"
+    if both_allowed:
+        term_detail += f", {both} of them also truncated (the spec allows both at once)"
     return [
-        CheckResult("no NaN/inf in state or timestep", nan_at is None,
-                    "" if nan_at is None else f"first at step {nan_at}"),
-        CheckResult("legal mask never empty", empty_at is None,
-                    "" if empty_at is None else f"empty at step {empty_at}"),
-        CheckResult("terminal handling (never terminated and truncated at once)", bad_term is None,
-                    f"{terminals} terminal steps seen" if bad_term is None else f"both at step {bad_term}"),
-        CheckResult("no retracing of a jitted step", retraced == 0,
-                    f"traced {retraced} more time(s) after the first call" if retraced else ""),
+        CheckResult(NO_NAN, nan_at is None, nan_at or ""),
+        CheckResult(LEGAL_MASK, empty_at is None, empty_at or ""),
+        CheckResult(_terminal_name(both_allowed), bad_term is None, bad_term or term_detail),
+        CheckResult(RETRACING, retraced == 0, retrace_detail),
     ]
+
+
+def _action_problem(space, a: np.ndarray) -> str | None:
+    if a.shape != tuple(space.shape):
+        return f"shape {a.shape} (the space's is {tuple(space.shape)})"
+    if isinstance(space, Discrete):
+        if a.dtype.kind not in "iu":
+            return f"dtype {a.dtype} for a discrete space"
+        if not np.all(space.contains(a)):
+            return f"{a.tolist()} outside 0..{space.n - 1}"
+    if isinstance(space, Box):
+        if a.dtype.kind != "f":
+            return f"dtype {a.dtype} for a continuous space"
+        if not np.all(space.contains(a)):
+            return f"{np.array2string(a, separator=', ')} outside [{space.low}, {space.high}]"
+    return None
 
 
 def check_action_space(r: _Runner) -> CheckResult:
     space = r.env.spec.action_space
-    bad = []
-    for a in r.actions(20):
-        a = np.asarray(a)
-        if isinstance(space, Discrete) and not (a.dtype.kind in "iu" and 0 <= a < space.n):
-            bad.append(repr(a))
-        if isinstance(space, Box) and a.shape != tuple(space.shape):
-            bad.append(f"shape {a.shape}")
-    return CheckResult("sampled actions lie in the action space", not bad, ", ".join(bad[:3]))
+    bad = [p for a in r.actions(20) if (p := _action_problem(space, np.asarray(a))) is not None]
+    return CheckResult(ACTION_SPACE, not bad,
+                       f"{len(bad)} of 20: " + ", ".join(bad[:3]) if bad else "")
+
+
+# -- all of them ---------------------------------------------------------------------------------
+def raised(e: BaseException) -> str:
+    """An exception as a check's detail: its type and first line (JAX's tracer errors go on for
+    a page about where tracing began)."""
+    lines = str(e).strip().splitlines()
+    text = lines[0] if lines else ""
+    return f"raised {type(e).__name__}: {text[:500]}"
+
+
+def _guarded(names: list[str], check: Callable[[], CheckResult | list[CheckResult]]
+             ) -> list[CheckResult]:
+    """Run one check; an exception fails each of its results with the exception as detail."""
+    try:
+        out = check()
+    except Exception as e:  # noqa: BLE001 - the env's failure is the check's finding
+        return [CheckResult(n, False, raised(e)) for n in names]
+    return out if isinstance(out, list) else [out]
 
 
 def run_checks(env: Env, sample_action: Callable[[np.random.Generator], Any], *, steps: int = 300,
                batch: int = 4, seed: int = 0) -> list[CheckResult]:
+    if steps < 1 or batch < 1:
+        raise ValueError(f"steps and batch must be >= 1, got steps={steps}, batch={batch}")
     r = _Runner(env, sample_action, steps, batch, seed)
-    results = [check_action_space(r), check_spec(r)]
-    results += check_rollout_sane(r)
-    results += [check_determinism(r), check_jit_equals_eager(r), check_vmap_equals_loop(r)]
+    rollout_names = [NO_NAN, LEGAL_MASK, _terminal_name(_both_allowed(env.spec)), RETRACING]
+    results = _guarded([ACTION_SPACE], lambda: check_action_space(r))
+    results += _guarded([SPEC], lambda: check_spec(r))
+    results += _guarded(rollout_names, lambda: check_rollout_sane(r))
+    results += _guarded([DETERMINISM], lambda: check_determinism(r))
+    results += _guarded([JIT], lambda: check_jit_equals_eager(r))
+    results += _guarded([VMAP], lambda: check_vmap_equals_loop(r))
     return results
