@@ -70,6 +70,38 @@ def test_jax_backend_validates_actions(jax_fns):
         b.step(np.zeros(N, np.float32))
 
 
+def test_jax_backend_state_carries_the_step_flags(jax_fns):
+    b = make_jax_backend(jax_fns)
+    b.reset(0)
+    state = b.state()
+    assert set(state) == {"pos", "terminated", "truncated"}
+    assert not state["terminated"].any() and not state["truncated"].any()
+    res = b.step(np.full(N, RIGHT, np.int32))
+    np.testing.assert_array_equal(b.state()["terminated"], res.terminated)
+    # the scan rollout carries them per step too
+    rolled = b.rollout(np.full((6, N), RIGHT, np.int32))
+    assert rolled["terminated"].shape == (6, N) and rolled["terminated"].any()
+    np.testing.assert_array_equal(b.state()["terminated"], rolled["terminated"][-1])
+
+
+def test_jax_backend_from_env():
+    b = JaxBackend.from_env(Corridor(L, start=0), num_envs=3)
+    obs = b.reset(1)
+    assert obs.shape == (3, L)
+    np.testing.assert_array_equal(obs, np.eye(L, dtype=np.float32)[[0, 0, 0]])
+    for _ in range(L - 2):
+        b.step(np.full(3, RIGHT, np.int32))
+    res = b.step(np.full(3, RIGHT, np.int32))  # reaches the goal: reset for the next step
+    state = b.state()
+    assert set(state) == {"obs", "reward", "terminated", "truncated"}
+    assert state["reward"].dtype == np.float64 and state["terminated"].all()
+    # the step's own observation (the goal), as Gymnasium's single envs return it
+    np.testing.assert_array_equal(state["obs"], np.eye(L, dtype=np.float32)[[L - 1] * 3])
+    np.testing.assert_array_equal(res.obs, state["obs"])
+    b.step(np.full(3, STAY, np.int32))  # the new episode, from the start cell
+    np.testing.assert_array_equal(b.state()["obs"], np.eye(L, dtype=np.float32)[[0, 0, 0]])
+
+
 def test_jax_backend_load(jax_fns):
     b = make_jax_backend(jax_fns)
     assert not b.supports_load
@@ -108,6 +140,34 @@ def test_gymnasium_backend_single_env():
         with pytest.raises(ActionError, match="integers"):
             b.step(np.array([0.0]))
     assert closed == [True]  # __exit__ closed the env
+
+
+def test_gymnasium_backend_state_flags_spec_and_same_step_reset():
+    env = gymnasium.make("CartPole-v1")
+    b = GymnasiumBackend(env)  # the spec read off the env's spaces
+    assert b.spec.observation_space.shape == (4,) and b.spec.action_space.n == 2
+    assert b.spec.terminated_and_truncated  # Gymnasium allows both at once
+    b.reset(0)
+    state = b.state()
+    assert set(state) == {"obs", "reward", "terminated", "truncated"}
+    assert state["reward"].dtype == np.float64 and not state["terminated"].any()
+    for _ in range(500):  # always push right: the pole falls within a few dozen steps
+        res = b.step(np.array([1]))
+        if res.terminated[0] or res.truncated[0]:
+            break
+    assert res.terminated[0] and b.state()["terminated"][0]
+    ended_obs = b.state()["obs"].copy()
+    res = b.step(np.array([1]))  # the env was reset in the ending step: a new episode goes on
+    assert not res.terminated[0] and np.abs(res.obs[0, 2]) < np.abs(ended_obs[0, 2])
+
+
+def test_gymnasium_spaces_other_than_discrete_and_box_are_refused():
+    from envport import EnvportError
+    from envport.backend import spec_from_gymnasium
+
+    env = gymnasium.make("Blackjack-v1")  # a Tuple observation space
+    with pytest.raises(EnvportError, match="not supported"):
+        spec_from_gymnasium(env)
 
 
 def test_gymnasium_backend_vector_env_returns_copies():
@@ -190,8 +250,9 @@ def test_puffer_backend_copies_converts_and_closes():
     np.testing.assert_array_equal(r2.reward, [2, 1, 0, 0])
     np.testing.assert_array_equal(r2.obs[:, 0], [0, 2, 0, 2])
     state = b.state()
-    assert set(state) == {"obs", "reward", "terminated", "seed_seen"}
-    assert state["terminated"].dtype == bool and not np.shares_memory(state["obs"], env.observations)
+    assert set(state) == {"obs", "reward", "terminated", "truncated", "seed_seen"}
+    assert state["terminated"].dtype == bool and state["truncated"].dtype == bool
+    assert not np.shares_memory(state["obs"], env.observations)
     with pytest.raises(ActionError, match="out of range"):
         b.step(np.array([0, 0, 3, 0]))
     b.close()

@@ -3,7 +3,7 @@
 ``Corridor``: a position on a line of ``length`` cells. Actions are ``Discrete(3)``: 0 left,
 1 stay, 2 right. Reaching the right end gives reward 1 and terminates. The legal mask forbids
 "left" at position 0 (so it is never empty). The start position is drawn from the JAX key kept
-in the state; with ``slip > 0`` each move is ignored with that probability, drawn from the same
+in the state (or fixed with ``start``); with ``slip > 0`` each move is ignored with that probability, drawn from the same
 key, so the env shows the "RNG lives in the state" pattern that the ports rely on.
 """
 
@@ -28,14 +28,16 @@ class CorridorState(NamedTuple):
 class Corridor(Env[CorridorState]):
     """Walk right to the goal. Stepping after termination is undefined; use AutoResetWrapper."""
 
-    def __init__(self, length: int = 5, slip: float = 0.0):
+    def __init__(self, length: int = 5, slip: float = 0.0, start: int | None = None):
         if length < 2:
             raise ValueError(f"length must be >= 2 (a start cell and a goal), got {length}")
         if not 0.0 <= slip < 1.0:
             raise ValueError(f"slip must be in [0, 1), got {slip}")
-        self.length, self.slip = int(length), float(slip)
+        if start is not None and not 0 <= start < length - 1:
+            raise ValueError(f"start must be a cell before the goal, 0..{length - 2}, got {start}")
+        self.length, self.slip, self.start = int(length), float(slip), start
         self._spec = EnvSpec("envport/Corridor", "v0", Box(0.0, 1.0, (self.length,)), Discrete(3),
-                             metadata={"length": self.length, "slip": self.slip})
+                             metadata={"length": self.length, "slip": self.slip, "start": start})
 
     @property
     def spec(self) -> EnvSpec:
@@ -51,7 +53,9 @@ class Corridor(Env[CorridorState]):
 
     def reset(self, key: jax.Array) -> tuple[CorridorState, TimeStep]:
         key, sub = jax.random.split(key)
-        state = CorridorState(jax.random.randint(sub, (), 0, self.length - 1, jnp.int32), key)
+        pos = (jax.random.randint(sub, (), 0, self.length - 1, jnp.int32) if self.start is None
+               else jnp.int32(self.start))
+        state = CorridorState(pos, key)
         return state, self._timestep(state, 0.0, False)
 
     def step(self, state: CorridorState, action) -> tuple[CorridorState, TimeStep]:

@@ -56,6 +56,17 @@ class Box:
 Space = Discrete | Box
 
 
+def spaces_equal(a: Space, b: Space) -> bool:
+    """Same kind, size, shape, dtype and bounds (bounds may be arrays, so not ``==``)."""
+    if type(a) is not type(b) or tuple(a.shape) != tuple(b.shape):
+        return False
+    if np.dtype(a.dtype) != np.dtype(b.dtype):
+        return False
+    if isinstance(a, Discrete):
+        return a.n == b.n
+    return bool(np.array_equal(a.low, b.low) and np.array_equal(a.high, b.high))
+
+
 @dataclass(frozen=True)
 class EnvSpec:
     """What a user needs to know to drive an env without reading its code."""
@@ -66,6 +77,9 @@ class EnvSpec:
     action_space: Space
     num_agents: int = 1
     metadata: dict[str, Any] = field(default_factory=dict)
+    # whether one step may report terminated and truncated together. Gymnasium allows it (a
+    # time limit reached on the terminal step); envs that never do keep the L1 check strict
+    terminated_and_truncated: bool = False
 
 
 class TimeStep(NamedTuple):
