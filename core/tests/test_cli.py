@@ -96,9 +96,9 @@ def verify_calls(monkeypatch):
     calls: list[dict] = []
     result = {"equivalent": True}
 
-    def run(port, *, out_dir, scale, levels, progress):
+    def run(port, *, out_dir, scale, levels, progress, workers, ray):
         calls.append(dict(port=port, out_dir=out_dir, scale=scale, levels=levels,
-                          progress=progress))
+                          progress=progress, workers=workers, ray=ray))
         if isinstance(result.get("raise"), Exception):
             raise result["raise"]
         return dict(result)
@@ -155,6 +155,22 @@ def test_verify_defaults_and_not_equivalent(installed, verify_calls) -> None:
     assert calls[0]["out_dir"] == Path("reports")
     assert calls[0]["scale"] == 1.0 and calls[0]["levels"] is None
     assert calls[0]["progress"] is True
+    assert calls[0]["workers"] is None and calls[0]["ray"] is None  # one per core, no Ray
+
+
+def test_verify_workers_and_ray(installed, verify_calls) -> None:
+    calls, _ = verify_calls
+    assert main(["verify", "fake", "--workers", "3", "--ray"]) == 0
+    assert calls[-1]["workers"] == 3 and calls[-1]["ray"] is True
+    assert main(["verify", "fake", "--ray", "10.0.0.5:6379"]) == 0
+    assert calls[-1]["ray"] == "10.0.0.5:6379"
+
+
+@pytest.mark.parametrize("bad", ["0", "-2", "two"])
+def test_verify_bad_worker_count_exits_2_naming_it(installed, verify_calls, capsys, bad) -> None:
+    calls, _ = verify_calls
+    assert main(["verify", "fake", "--workers", bad]) == 2
+    assert "--workers" in capsys.readouterr().err and not calls
 
 
 def test_missing_reference_exits_2_with_install_command(installed, verify_calls, capsys) -> None:

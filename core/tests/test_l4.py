@@ -282,7 +282,8 @@ class Counter(Backend):
                           self.term.copy(), np.zeros(self.num_envs, bool))
 
     def state(self) -> dict:
-        return {"pos": self.pos.copy(), "terminated": self.term.copy()}
+        return {"pos": self.pos.copy(), "terminated": self.term.copy(),
+                "truncated": np.zeros(self.num_envs, bool)}
 
     def load(self, state: dict) -> None:
         self.pos = np.asarray(state["pos"], np.int64).copy()
@@ -294,7 +295,8 @@ def _actions(rng: np.random.Generator, n: int) -> np.ndarray:
 
 
 def _cases(rng: np.random.Generator, batch: int):
-    return {"pos": rng.integers(0, GOAL, batch), "terminated": np.zeros(batch, bool)}, _actions(rng, batch)
+    return ({"pos": rng.integers(0, GOAL, batch), "terminated": np.zeros(batch, bool),
+             "truncated": np.zeros(batch, bool)}, _actions(rng, batch))
 
 
 def toy_port(l4=()) -> EnvPort:
@@ -311,7 +313,10 @@ def toy_port(l4=()) -> EnvPort:
 @pytest.fixture(autouse=True)
 def fake_l1(monkeypatch):
     """The real L1 checks jit a JAX env (seconds); the toy's L1 target passes one fake check."""
-    monkeypatch.setattr(verify, "run_checks", lambda env, sample: [CheckResult("fake", True)])
+    import envport.verify.checks
+
+    monkeypatch.setattr(envport.verify.checks, "run_checks",
+                        lambda env, sample: [CheckResult("fake", True)])
 
 
 def run(port: EnvPort, tmp_path: Path, **kw) -> tuple[dict, dict, str]:

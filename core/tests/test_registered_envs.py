@@ -1,10 +1,12 @@
 """The generic smoke test every installed env package passes (jumanji/pgx style): each L1
-target an env registers must pass ``envport.testing.check_env``."""
+target an env registers must pass ``envport.testing.check_env`` (a JAX env) or
+``envport.testing.check_backend`` (any other candidate)."""
 
 import pytest
 
 from envport import registry
-from envport.testing import check_env
+from envport.registry import L1BackendTarget
+from envport.testing import check_backend, check_env
 
 
 def _targets():
@@ -26,7 +28,10 @@ def test_some_env_is_registered():
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_registered_env_passes_generic_checks(target):
-    check_env(target.make_env(), target.sample_action)
+    if isinstance(target, L1BackendTarget):
+        check_backend(target.make_backend, target.sample_actions, steps=target.steps)
+    else:
+        check_env(target.make_env(), target.sample_action)
 
 
 def test_every_port_describes_its_reference():

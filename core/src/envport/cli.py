@@ -107,6 +107,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--levels", type=parse_levels, default=None,
         help=f"comma-separated subset of {','.join(VERIFY_LEVELS)} (default: all declared)",
     )
+    v.add_argument(
+        "--workers", type=_positive_int, default=None,
+        help="worker processes sharing the L2 batches and L3 seeds, each with its own "
+             "reference process (default: one per core); the report does not depend on it",
+    )
+    v.add_argument(
+        "--ray", nargs="?", const=True, default=None, metavar="ADDRESS",
+        help="run the shards as Ray tasks: on a local Ray started for the run, or on the "
+             "cluster at ADDRESS (e.g. auto, 10.0.0.5:6379); needs envport[ray]",
+    )
 
     b = sub.add_parser("bench", parents=[common], help="benchmark candidate vs reference")
     b.add_argument(
@@ -211,11 +221,16 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     # looked up at call time: the verify package is heavy and optional for `list`
     verify = importlib.import_module("envport.verify")
     out = Path(args.out)
-    report = verify.run(
-        port, out_dir=out, scale=args.scale, levels=args.levels, progress=not args.no_progress
+    report = verify.run(  # workers None: one per core
+        port, out_dir=out, scale=args.scale, levels=args.levels, progress=not args.no_progress,
+        workers=args.workers, ray=args.ray,
     )
     ok = bool(report["equivalent"])
     print(f"{port.name}: {'EQUIVALENT' if ok else 'NOT EQUIVALENT'}")
+    if "execution" in report:
+        ex = report["execution"]
+        print(f"L2/L3 ran on {ex['workers']} worker(s) ({ex['executor']}) in "
+              f"{report['wall_s']:.1f} s all levels")
     print(f"report written to {out / port.name / 'verify.json'} (and verify.md)")
     return 0 if ok else 1
 

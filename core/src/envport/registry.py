@@ -42,6 +42,19 @@ class L1Target:
 
 
 @dataclass
+class L1BackendTarget:
+    """A candidate that is not a JAX env (a Rust emulator behind PyO3, a C library) for the
+    backend-level L1 checks (:func:`envport.testing.check_backend`): spec, shapes and dtypes,
+    determinism under the same seed, terminal flags, no NaN, ``load(state())`` round trip."""
+
+    name: str
+    make_backend: Callable[[], Backend]
+    sample_actions: ActionSampler | None = None  # default: uniform over the action space
+    steps: int = 100
+    slow: bool = False
+
+
+@dataclass
 class L2Suite:
     """Single transitions from identical states.
 
@@ -58,6 +71,9 @@ class L2Suite:
     batch: int = 1000
     # shown with the suite's results; a callable is read after the run (e.g. a filter's counts)
     note: str | Callable[[], str] = ""
+    # an object whose int attributes the suite's backends and case sampler increment (counts
+    # for the note); with worker processes each batch's increments are added to it here
+    counters: Any = None
 
 
 @dataclass
@@ -74,6 +90,13 @@ class L3Suite:
     neutral_action: Callable[[int], np.ndarray] | None = None
     # shown with the suite's results; a callable is read after the run (e.g. a filter's counts)
     note: str | Callable[[], str] = ""
+    # steps per round trip (backends with a fast rollout, e.g. one lax.scan, gain from many)
+    chunk: int = 512
+    # compare each env only up to the step that ends its first episode: for pairs whose later
+    # episodes start from resets that need not agree (e.g. an unseeded Gymnasium reset)
+    first_episode_only: bool = False
+    # as L2Suite.counters, per seed
+    counters: Any = None
 
 
 @dataclass
@@ -123,8 +146,9 @@ class EnvPort:
     candidate: str
     install_reference: Callable[[], Any]
     check_reference: Callable[[], None]
-    tolerance: float = 0.0
-    l1: Sequence[L1Target] = ()
+    # 0: bit-exact; a number (absolute), a Tolerance(atol, rtol), or {field: either} per field
+    tolerance: Any = 0.0
+    l1: Sequence[L1Target | L1BackendTarget] = ()
     l2: Sequence[L2Suite] = ()
     l3: Sequence[L3Suite] = ()
     l4: Sequence[L4Suite] = ()

@@ -3,16 +3,46 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
+
+
+def strict_json(x):
+    """``x`` with every non-finite float as the string "nan", "inf" or "-inf": verify.json is
+    strict JSON (a NaN max_abs_err must survive any parser, not only Python's)."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
+    if isinstance(x, dict):
+        return {k: strict_json(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [strict_json(v) for v in x]
+    return x
 
 
 def write_reports(report: dict, out_dir: Path) -> tuple[Path, Path]:
     env_dir = Path(out_dir) / report["env"]
     env_dir.mkdir(parents=True, exist_ok=True)
     json_path, md_path = env_dir / "verify.json", env_dir / "verify.md"
-    json_path.write_text(json.dumps(report, indent=2, default=str) + "\n")
+    text = json.dumps(strict_json(json.loads(json.dumps(report, default=str))), indent=2,
+                      allow_nan=False)
+    json_path.write_text(text + "\n")
     md_path.write_text(render_markdown(report))
     return json_path, md_path
+
+
+def _tolerance_text(tol) -> str:
+    if not tol:
+        return "0 (bit-exact: floats compared by their bits)"
+    if isinstance(tol, dict) and set(tol) <= {"atol", "rtol"}:
+        return f"atol {tol.get('atol', 0)}, rtol {tol.get('rtol', 0)} (floats; other fields exact)"
+    if isinstance(tol, dict):
+        per = "; ".join(f"{k}: {_tolerance_text(v)}" for k, v in tol.items())
+        return f"per field ({per}); other fields bit-exact"
+    return f"atol {tol} (floats; other fields exact)"
+
+
+def _execution_text(ex) -> str:
+    return f" (L2/L3 on {ex['workers']} worker(s), {ex['executor']})" if ex else ""
 
 
 def _yes(flag: bool) -> str:
@@ -26,9 +56,10 @@ def render_markdown(r: dict) -> str:
         "",
         f"- reference: {r['reference']}",
         f"- candidate: {r['candidate']}",
-        f"- tolerance: {r.get('tolerance', 0)} ({'bit-exact' if not r.get('tolerance') else 'L∞'})",
-        f"- equivalent: {_yes(r['equivalent'])}",
-        f"- wall time: {r.get('wall_s', 0):.1f} s",
+        f"- tolerance: {_tolerance_text(r.get('tolerance', 0))}",
+        f"- equivalent: {_yes(r['equivalent'])}"
+        + (f" (requires {', '.join(r['required_levels'])})" if r.get("required_levels") else ""),
+        f"- wall time: {r.get('wall_s', 0):.1f} s" + _execution_text(r.get("execution")),
         "",
         "| level | result |",
         "|---|---|",
@@ -51,7 +82,8 @@ def render_markdown(r: dict) -> str:
         lines += [f"## {level}", ""]
         if level == "L1":
             for target in details:
-                lines.append(f"### {target['target']}")
+                kind = f" ({target['kind']} checks)" if target.get("kind") else ""
+                lines.append(f"### {target['target']}{kind}")
                 lines += [f"- [{'x' if c['passed'] else ' '}] {c['name']}"
                           + (f" — {c['detail']}" if c["detail"] else "") for c in target["checks"]]
                 lines.append("")
