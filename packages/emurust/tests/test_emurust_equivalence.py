@@ -90,7 +90,8 @@ def test_port_is_registered_and_cheap_to_load():
 
 def test_first_difference_names_the_field():
     a = {k: np.zeros(3, np.uint8) for k in ("registers", "io", "hram", "oam", "wram", "vram",
-                                             "screen", "frame_count", "terminated", "save_state")}
+                                             "screen", "frame_count", "terminated", "truncated",
+                                             "save_state")}
     b = {k: v.copy() for k, v in a.items()}
     assert first_difference(a, b) is None
     b["wram"][2] = 7

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import envport.verify as verify
-from envport.verify.diff import diff_states
+from envport.testing import assert_shortest_prefix
 from envport.verify.l2 import run_l2
 from envport.verify.l3 import run_l3
 from pokejax import backends as K
@@ -124,6 +124,24 @@ def test_verify_sample_through_the_core(tmp_path):
     assert "| L2 interaction | 8 cases, 0 mismatches |" in md
 
 
+def test_two_workers_write_the_report_one_process_writes(tmp_path):
+    """L2 and L3 sharded over two worker processes, each with its own Showdown and JAX engine
+    (compiled once, from the persistent cache): the same report as one process, notes (with
+    their counts summed over the workers) included."""
+    def run(workers):
+        l2, l3 = _suites()
+        l3 = dataclasses.replace(l3, episodes=2 * ENVS)  # two seeds: one per worker
+        report = verify.run(dataclasses.replace(port.PORT, l2=[l2], l3=[l3]),
+                            out_dir=tmp_path / str(workers), progress=False,
+                            levels=["L2", "L3"], workers=workers)
+        return {k: v for k, v in report.items() if k not in ("wall_s", "execution",
+                                                              "report_paths")}
+
+    one, two = run(1), run(2)
+    assert one == two
+    assert one["levels"]["L3"]["mismatches"] == 0 and one["details"]["L3"][0]["seeds"] == 2
+
+
 class HpOffByOne(K.JaxCandidate):
     """A planted bug: after the engine's step, on turn 3 and later, p1's active loses one HP
     more (as an off-by-one in a damage or residual formula would)."""
@@ -157,19 +175,7 @@ def test_planted_divergence_is_caught(tmp_path):
     saved = json.loads(next(tmp_path.glob("l3-*.json")).read_text())
     assert saved["shortest_prefix_len"] == div.prefix_len
     # the shortest prefix reproduces it, one action less does not
-    ref, cand = l3.make_reference(), l3.make_candidate()
-    try:
-        prefix = np.asarray(div.prefix)
-        for actions, diverges in ((prefix, True), (prefix[:-1], False)):
-            ref.reset(div.seed)
-            cand.reset(div.seed)
-            if len(actions):
-                found = diff_states({k: v[-1] for k, v in ref.rollout(actions).items()},
-                                    {k: v[-1] for k, v in cand.rollout(actions).items()})
-                assert bool(found) == diverges
-    finally:
-        ref.close()
-        cand.close()
+    assert_shortest_prefix(l3.make_reference, l3.make_candidate, div.seed, div.prefix)
 
 
 @pytest.mark.slow

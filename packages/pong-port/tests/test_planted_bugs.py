@@ -3,12 +3,11 @@
 import dataclasses
 import json
 
-import numpy as np
 import pytest
 from mutants import BUGS, FreshObsAfterPoint, mutant_suite
 
 import envport.verify as verify
-from envport.verify.diff import unequal
+from envport.testing import assert_shortest_prefix
 from envport.verify.l3 import run_l3
 from pong_port.port import PORT
 
@@ -23,20 +22,7 @@ def test_l3_catches_bug_and_shrinks(reference_built, bug):
     assert any(field_hint in d.field for d in div.diffs), [str(d) for d in div.diffs]
     assert div.prefix_len is not None and div.prefix_len <= div.step + 1
     # the shrunk prefix reproduces the divergence and nothing shorter does
-    prefix = np.asarray(div.prefix)
-    ref, cand = suite.make_reference(), suite.make_candidate()
-    try:
-        for actions, expect_diverge in ((prefix, True), (prefix[:-1], False)):
-            ref.reset(div.seed)
-            cand.reset(div.seed)
-            if len(actions) == 0:
-                continue
-            rs, cs = ref.rollout(actions), cand.rollout(actions)
-            differs = any(np.any(unequal(rs[k], cs[k])) for k in rs)
-            assert differs == expect_diverge
-    finally:
-        ref.close()
-        cand.close()
+    assert_shortest_prefix(suite.make_reference, suite.make_candidate, div.seed, div.prefix)
 
 
 def test_verify_report_names_first_divergence(reference_built, tmp_path):

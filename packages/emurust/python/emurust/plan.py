@@ -8,7 +8,7 @@ neither PyBoy nor anything heavy.
 
 Given, not in the plan: ``Cargo.toml``, ``src/lib.rs`` (the module tree), the generated
 ``src/sound_template.rs`` (``tools/emurust_sound_template.py``) and ``src/bootrom_dmg.bin``
-(``tools/emurust_bootrom.py``), and the harness (``port.py``, ``verify.py``, ``jax_env.py``,
+(``tools/emurust_bootrom.py``), and the harness (``port.py``, ``verify.py``,
 ``bench.py``, ``puffer.py``), which is envport's side of the port, not a translation.
 
 The crate compiles only as a whole, and some of its modules depend on each other in cycles

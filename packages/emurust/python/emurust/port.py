@@ -10,9 +10,10 @@ off). See ``emurust.verify`` for the action encoding and the compared fields.
   frame and compares everything, including the new save-state bytes.
 * L3, per ROM: both from power-on with the same seeded random events, every frame compared;
   an episode is ``episode_frames`` frames, its last frame also compares the save-state bytes.
-* L1: ``emurust.jax_env``, emurust as a pure functional JAX env whose state is the save-state
-  bytes (each step a ``jax.pure_callback`` into a fresh emurust), through the core's generic
-  checks (determinism, jit == eager, vmap == loop, spec, terminal flags) on game.gb.
+* L1: the core's backend checks (``envport.testing.check_backend``) on the emurust backend that
+  L2/L3 drive, game.gb, every frame's state with its save-state bytes: spec, shapes and dtypes,
+  determinism from power-on, terminal flags, no NaN, wrong-shape actions refused, and
+  ``load(state())`` round trips (save-state bytes into a fresh emulator, stepped on).
 * Bench: N PyBoy instances stepped in a Python loop vs ``emurust.vec.VecEnv`` (N emulators on
   Rust threads, GIL released), both rendering every frame, game.gb.
 * Generation: ``emurust.plan.PLAN``, the crate's modules in dependency order, each with the
@@ -245,15 +246,13 @@ def _bench():
 
 
 def _l1():
-    from envport.registry import L1Target
+    from envport.registry import L1BackendTarget
 
     def make():
-        from emurust.jax_env import make_env
+        return make_backend(rom_case("game"), 2, make_emurust, "emurust", full_state=True)
 
-        return make_env(rom_path("game"), frameskip=4, game="game")
-
-    return L1Target("game.gb as a functional JAX env (state = save-state bytes), frameskip 4",
-                    make_env=make, sample_action=lambda rng: np.int32(rng.integers(0, 256)))
+    return L1BackendTarget("game.gb, 2 emulators, save-state bytes every frame", make_backend=make,
+                           sample_actions=lambda rng, n: sample_actions(rng, n, 0.1), steps=40)
 
 
 def make_port():

@@ -13,8 +13,10 @@ Canonical state per frame (what L2/L3 diff, in this order, so the first differin
 most telling one): ``registers`` (A F B C D E HL SP PC and the CPU cycle counter), ``io``
 (FF00-FF7F through ``memory[...]``), ``hram`` (FF80-FFFF), ``oam`` (FE00-FE9F), ``wram``
 (C000-DFFF), ``vram`` (``memory[0, 0x8000..0x9FFF]``, bank access: no mode-3 blocking), ``screen``
-(RGBA), ``frame_count``, ``terminated``, and ``save_state`` (the complete save-state bytes; in L3
-only at an episode's last frame, zeros elsewhere, because PyBoy needs ~50 ms to write one).
+(RGBA), ``frame_count`` (frames since power-on: a loaded state carries it on, as PyBoy's save
+states do not), ``terminated`` (an episode's last frame), ``truncated`` (always False), and
+``save_state`` (the complete save-state bytes; in L3 only at an episode's last frame, zeros
+elsewhere, because PyBoy needs ~50 ms to write one; every frame with ``full_state``).
 RTC carts run with ``rtc_lock_experimental(True)`` on both sides and their two host-time doubles
 are zeroed before comparing (see ``mask_host_time``).
 Reads go through each side's ``memory`` in the same order: they have side effects (catching up
@@ -38,7 +40,7 @@ REFERENCE_INSTALL_HINT = "envport install-reference emurust   (or: pip install p
 
 # fields in diff order; sizes per env
 FIELDS = ("registers", "io", "hram", "oam", "wram", "vram", "screen", "frame_count",
-          "terminated", "save_state")
+          "terminated", "truncated", "save_state")
 
 
 def make_pyboy(rom: str | Path):
@@ -83,7 +85,7 @@ def load_state_bytes(pb, data: bytes) -> None:
 
 
 def snapshot(pb, with_state: bool, state_size: int, terminated: bool = False,
-             rtc_offset: int | None = None) -> dict:
+             rtc_offset: int | None = None, frame_offset: int = 0) -> dict:
     """One frame's canonical state (see the module docstring); reads in a fixed order."""
     r = pb.register_file
     regs = np.array([r.A, r.F, r.B, r.C, r.D, r.E, r.HL, r.SP, r.PC, pb._cycles()], np.uint64)
@@ -97,8 +99,9 @@ def snapshot(pb, with_state: bool, state_size: int, terminated: bool = False,
         # PyBoy's bank reads require stop < 0x2000, so the last byte comes separately
         "vram": np.array(mem[0, 0x8000:0x9FFF] + [mem[0, 0x9FFF]], np.uint8),
         "screen": np.array(pb.screen.ndarray, np.uint8),
-        "frame_count": np.array(pb.frame_count, np.int64),
+        "frame_count": np.array(pb.frame_count + frame_offset, np.int64),
         "terminated": np.array(terminated),
+        "truncated": np.array(False),
     }
     if with_state:
         data = mask_host_time(np.frombuffer(save_state_bytes(pb), np.uint8), rtc_offset)
@@ -250,9 +253,12 @@ def _spec(name: str):
                    action_space=Discrete(1 << 16, np.int32))
 
 
-def make_backend(rom: RomCase, num_envs: int, factory: Callable, name: str):
-    """An envport Backend over ``num_envs`` emulators made by ``factory(path)``."""
+def make_backend(rom: RomCase, num_envs: int, factory: Callable, name: str,
+                 full_state: bool = False):
+    """An envport Backend over ``num_envs`` emulators made by ``factory(path)``; with
+    ``full_state`` every frame's state carries the save-state bytes (L1's round trip)."""
     Backend = _backend_base()
+    from envport.actions import validate_actions
     from envport.backend import StepResult
 
     class EmuBackend(Backend):
@@ -263,9 +269,14 @@ def make_backend(rom: RomCase, num_envs: int, factory: Callable, name: str):
             self.rtc = rtc_block_offset(Path(rom.path).read_bytes()[:0x150])
             self.envs = [_prepared(factory, rom.path) for _ in range(num_envs)]
             self.steps = np.zeros(num_envs, np.int64)
+            self.frame_offset = np.zeros(num_envs, np.int64)  # frames before a loaded state
             self.state_size = len(save_state_bytes(self.envs[0]))
-            self._last: list[dict] = []
-            self._full_state = False  # L2: every step carries the save-state bytes
+            self._last: list[dict] | None = []
+            self._full_state = full_state  # L2 and L1: every step carries the save-state bytes
+
+        def _snapshot(self, i: int, with_state: bool, done: bool = False) -> dict:
+            return snapshot(self.envs[i], with_state, self.state_size, done, self.rtc,
+                            int(self.frame_offset[i]))
 
         def reset(self, seed: int) -> np.ndarray:
             # power-on is deterministic: the seed only selects the action sequence (L3)
@@ -273,11 +284,12 @@ def make_backend(rom: RomCase, num_envs: int, factory: Callable, name: str):
                 e.stop(save=False)
             self.envs = [_prepared(factory, rom.path) for _ in range(self.num_envs)]
             self.steps[:] = 0
-            self._last = [snapshot(e, False, self.state_size) for e in self.envs]
+            self.frame_offset[:] = 0
+            self._last = [self._snapshot(i, self._full_state) for i in range(self.num_envs)]
             return np.stack([s["screen"] for s in self._last])
 
         def step(self, actions) -> StepResult:
-            actions = np.asarray(actions).reshape(self.num_envs)
+            actions = validate_actions(self.spec.action_space, actions, self.num_envs)
             self._last = []
             for i, (e, a) in enumerate(zip(self.envs, actions, strict=True)):
                 apply_action(e, int(a))
@@ -285,20 +297,24 @@ def make_backend(rom: RomCase, num_envs: int, factory: Callable, name: str):
                 self.steps[i] += 1
                 done = bool(self.steps[i] >= rom.episode_frames)
                 with_state = self._full_state or (done and rom.compare_state)
-                self._last.append(snapshot(e, with_state, self.state_size, done, self.rtc))
+                self._last.append(self._snapshot(i, with_state, done))
                 if done:  # next episode from power-on
                     e.stop(save=False)
                     self.envs[i] = _prepared(factory, rom.path)
                     self.steps[i] = 0
+                    self.frame_offset[i] = 0
             obs = np.stack([s["screen"] for s in self._last])
             term = np.array([bool(s["terminated"]) for s in self._last])
             return StepResult(obs, np.zeros(self.num_envs, np.float32), term, np.zeros_like(term))
 
         def state(self) -> dict:
+            if self._last is None:  # just loaded: read the loaded emulators now
+                self._last = [self._snapshot(i, True) for i in range(self.num_envs)]
             return {k: np.stack([s[k] for s in self._last]) for k in FIELDS}
 
         def load(self, state: dict) -> None:
-            """L2: a fresh emulator per env, loaded with PyBoy's save-state bytes."""
+            """L2: a fresh emulator per env, loaded with PyBoy's save-state bytes (and the
+            frames before it, when the state says)."""
             self._full_state = True
             data = np.asarray(state["save_state"], np.uint8)
             for e in self.envs:
@@ -309,6 +325,9 @@ def make_backend(rom: RomCase, num_envs: int, factory: Callable, name: str):
                 load_state_bytes(e, data[i].tobytes())
                 self.envs.append(e)
             self.steps[:] = 0
+            self.frame_offset[:] = np.asarray(state.get("frame_count", np.zeros(self.num_envs)),
+                                              np.int64).reshape(self.num_envs)
+            self._last = None  # read lazily: L2 reads only after its step
 
         def close(self) -> None:
             for e in self.envs:
@@ -319,29 +338,31 @@ def make_backend(rom: RomCase, num_envs: int, factory: Callable, name: str):
 
 class StateSampler:
     """L2 cases: a PyBoy run from power-on with sparse random button events, sampled every few
-    frames (its save-state bytes), plus one random action per case."""
+    frames (its save-state bytes), plus one random action per case.
+
+    Each call starts its own run, which first plays a random number of frames (up to four
+    episodes' worth) before it samples: a batch depends on its generator alone, so batches
+    drawn by different worker processes are the ones one process would draw, and they still
+    cover the ROM's first ``4 * episode_frames`` frames."""
 
     def __init__(self, rom: RomCase, max_gap: int = 12, event_p: float = 0.08):
         self.rom, self.max_gap, self.event_p = rom, max_gap, event_p
-        self.pb = None
-        self.frames = 0
 
-    def _restart(self):
-        if self.pb is not None:
-            self.pb.stop(save=False)
-        self.pb = _prepared(make_pyboy, self.rom.path)
-        self.frames = 0
+    def _advance(self, pb, rng: np.random.Generator, frames: int) -> None:
+        for _ in range(frames):
+            apply_action(pb, sample_action(rng, self.event_p))
+            pb.tick()
 
     def __call__(self, rng: np.random.Generator, batch: int):
-        states = []
-        for _ in range(batch):
-            if self.pb is None or self.frames > 4 * self.rom.episode_frames:
-                self._restart()
-            for _ in range(int(rng.integers(1, self.max_gap + 1))):
-                apply_action(self.pb, sample_action(rng, self.event_p))
-                self.pb.tick()
-                self.frames += 1
-            states.append(np.frombuffer(save_state_bytes(self.pb), np.uint8))
+        pb = _prepared(make_pyboy, self.rom.path)
+        try:
+            self._advance(pb, rng, int(rng.integers(0, 4 * self.rom.episode_frames)))
+            states = []
+            for _ in range(batch):
+                self._advance(pb, rng, int(rng.integers(1, self.max_gap + 1)))
+                states.append(np.frombuffer(save_state_bytes(pb), np.uint8))
+        finally:
+            pb.stop(save=False)
         actions = np.array([sample_action(rng, 0.25) for _ in range(batch)], np.int32)
         return {"save_state": np.stack(states)}, actions
 

@@ -25,7 +25,9 @@ under its path (``team.hp`` [2, 6], ``prng.hi``, ``turn``, ``forced``, ``ended``
 - ``unmodelled`` int32: how many things the export holds that the engine does not model
   (volatiles outside ``MODELLED_VOLATILES``, side conditions); the
   candidate's is 0 by definition, so the loader can never hide such a difference;
-- ``terminated`` bool: the battle ended on this step.
+- ``terminated`` bool: the battle ended on this step;
+- ``truncated`` bool: always False (a Gen 1 random battle ends by its own rules, never by an
+  outside time limit).
 
 A battle that ended stays ended: the engine's step is a no-op on it, and the reference sends
 Showdown nothing for it. The L3 runner counts an episode per ``terminated`` flag and runs a
@@ -36,7 +38,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import jax
 import jax.numpy as jnp
@@ -109,6 +111,7 @@ class TeamFilter:
     drawn: int = 0
     kept: int = 0
     decisions: int = 0
+    seen: set = field(default_factory=set)  # battle_setups keys already counted
 
     def summary(self) -> str:
         if not self.drawn:
@@ -142,19 +145,29 @@ def iter_setups(sd: Showdown, seed: int, only_supported: bool, counts: TeamFilte
     raise RuntimeError(f"no battle of run {seed} in {max_draws} draws has supported teams")
 
 
-_SETUPS: dict[tuple[int, int, bool], list[Setup]] = {}
+# (seed, n, only_supported) -> (setups, battles drawn, battles kept)
+_SETUPS: dict[tuple[int, int, bool], tuple[list[Setup], int, int]] = {}
 
 
 def battle_setups(sd: Showdown, seed: int, n: int, only_supported: bool,
                   counts: TeamFilter | None = None) -> list[Setup]:
     """The first ``n`` battles of run ``seed`` (of those with supported teams when
     ``only_supported``). Remembered per process: resets of the same seed (both backends, the
-    shrinker's replays) ask Showdown's generator once, and ``counts`` counts each draw once."""
+    shrinker's replays, later suites) ask Showdown's generator once. ``counts`` counts each
+    seed's draws once, whatever this process ran before, so a suite's counts are the same in
+    one process and summed over worker processes."""
     key = (int(seed), int(n), bool(only_supported))
     if key not in _SETUPS:
-        it = iter_setups(sd, seed, only_supported, counts)
-        _SETUPS[key] = [next(it) for _ in range(n)]
-    return _SETUPS[key]
+        tally = TeamFilter()
+        it = iter_setups(sd, seed, only_supported, tally)
+        setups = [next(it) for _ in range(n)]
+        _SETUPS[key] = (setups, tally.drawn, tally.kept)
+    setups, drawn, kept = _SETUPS[key]
+    if counts is not None and key not in counts.seen:
+        counts.seen.add(key)
+        counts.drawn += drawn
+        counts.kept += kept
+    return setups
 
 
 def start(sd: Showdown, setup: Setup) -> tuple[int, dict]:
@@ -347,6 +360,7 @@ class ShowdownReference(Backend):
     def state(self) -> CanonicalState:
         out = stack(self.rows)
         out["terminated"] = self.terminated.copy()
+        out["truncated"] = np.zeros(self.num_envs, bool)
         return out
 
     def load(self, state: CanonicalState) -> None:
@@ -386,7 +400,9 @@ class L2Cases:
     played with uniform ``k`` actions, with probability ``p_case`` the battle is serialised
     (``Battle.toJSON``) and becomes a case ``(canonical state, k)``. The recording runs in the
     reference backend's Showdown process; the JSONs of the latest batch are kept for
-    ``ShowdownReference.load``."""
+    ``ShowdownReference.load``. A batch is a function of its generator alone (case ids count
+    from 0 in each batch), so batches recorded by different worker processes are the ones one
+    process would record."""
 
     def __init__(self, only_supported: bool, p_case: float = 0.25,
                  counts: TeamFilter | None = None):
@@ -404,6 +420,7 @@ class L2Cases:
             raise RuntimeError("L2Cases records through a live ShowdownReference: create it first")
         sd = self.reference.sd
         self._jsons = {}
+        self._next = 0  # ids only name the JSONs of this batch
         rows, ks, ids = [], [], []
         setups = iter_setups(sd, int(rng.integers(0, 2**31)), self.only_supported, self.counts)
         while len(rows) < batch:
@@ -416,7 +433,8 @@ class L2Cases:
                     row = reference_canonical(export)
                     if rng.random() < self.p_case:
                         self._jsons[self._next] = sd.request("serialize", battle=handle)
-                        row = dict(row, terminated=np.bool_(False), case=np.int64(self._next))
+                        row = dict(row, terminated=np.bool_(False), truncated=np.bool_(False),
+                                   case=np.int64(self._next))
                         rows.append(row)
                         ks.append(k)
                         ids.append(self._next)
@@ -442,6 +460,7 @@ def _compiled(step_fn: Callable, legal_fn: Callable):
         out["legal"] = legal_fn(b)
         out["unmodelled"] = jnp.int32(0)
         out["terminated"] = terminated
+        out["truncated"] = jnp.zeros_like(terminated)
         return out
 
     def step_one(b: B.Battle, k):

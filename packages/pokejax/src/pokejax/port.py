@@ -92,6 +92,7 @@ def _l2(cases: int = L2_CASES, batch: int = 1000, only_supported: bool = ONLY_SU
                                step_fn=step_fn),
         make_cases=recorder,
         note=lambda: L2_NOTE + _scope(counts, only_supported),
+        counters=counts,
     )
 
 
@@ -108,6 +109,7 @@ def _l3(num_envs: int = L3_ENVS, episodes: int = L3_BATTLES,
                                legal_fn=legal_fn, step_fn=step_fn),
         sample_actions=sample_actions, neutral_action=neutral_action,
         note=lambda: L3_NOTE + _scope(counts, only_supported),
+        counters=counts,
     )
 
 

@@ -147,6 +147,7 @@ def write_state(env: PufferPong, state: CanonicalState) -> None:
     env.observations[:] = state["obs"]
     env.rewards[:] = state["reward"]
     env.terminals[:] = state["terminated"]
+    env.truncations[:] = state.get("truncated", False)  # Pong never truncates
 
 
 class PongReference(PufferBackend):
