@@ -10,6 +10,7 @@ import types
 
 import numpy as np
 import pytest
+from check_results import assert_only, detail, failed
 
 from envport.actions import validate_actions
 from envport.backend import Backend, StepResult
@@ -92,21 +93,6 @@ class Counter(Backend):
 
 def check(cls=Counter, sample=None, steps: int = STEPS, **kwargs) -> list[CheckResult]:
     return run_backend_checks(lambda: cls(**kwargs), sample, steps=steps)
-
-
-def failed(results: list[CheckResult]) -> set[str]:
-    return {r.name for r in results if not r.passed}
-
-
-def detail(results: list[CheckResult], name: str) -> str:
-    return next(r.detail for r in results if r.name == name)
-
-
-def assert_only(results: list[CheckResult], name: str, *in_detail: str) -> None:
-    summary = "\n".join(f"{r.name}: {r.passed} {r.detail}" for r in results)
-    assert failed(results) == {name}, summary
-    for text in in_detail:
-        assert text in detail(results, name), summary
 
 
 # -- the correct backend -------------------------------------------------------------------------

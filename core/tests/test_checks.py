@@ -11,6 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from check_results import assert_only, detail, failed
 
 from envport.env import Env
 from envport.toy import Corridor
@@ -37,22 +38,6 @@ def runner(env: Env, sampler=sample, steps: int = STEPS) -> checks._Runner:
 def rollout(env: Env) -> list[CheckResult]:
     """No NaN, legal mask, terminal flags, retracing: that check alone."""
     return checks.check_rollout_sane(runner(env))
-
-
-def failed(results: list[CheckResult]) -> set[str]:
-    return {r.name for r in results if not r.passed}
-
-
-def detail(results: list[CheckResult], name: str) -> str:
-    return next(r.detail for r in results if r.name == name)
-
-
-def assert_only(results: list[CheckResult], name: str, *in_detail: str) -> None:
-    """``name`` is the one failing check and its detail mentions each of ``in_detail``."""
-    summary = "\n".join(f"{r.name}: {r.passed} {r.detail}" for r in results)
-    assert failed(results) == {name}, summary
-    for text in in_detail:
-        assert text in detail(results, name), summary
 
 
 # -- the envs ------------------------------------------------------------------------------------
