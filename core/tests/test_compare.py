@@ -153,3 +153,21 @@ def test_a_jax_env_candidate_gets_the_jax_checks_too():
     names = [d["target"] for d in res.report["details"]["L1"]]
     assert any("JAX env checks" in n for n in names) and any("backend checks" in n for n in names)
     assert res.levels["L3"]["mismatches"] == 0, res.first_divergence
+
+
+def test_l4_suites_given_are_run_and_required():
+    from envport.registry import L4Suite
+
+    def win_rate(p):
+        return lambda episodes, seed, progress: (
+            np.random.default_rng(seed).random(episodes) < p).astype(np.float64)
+
+    equal = L4Suite("win rate", win_rate(0.5), win_rate(0.5), "win 1, loss 0", episodes=20_000,
+                    margin=0.05)
+    shifted = L4Suite("win rate", win_rate(0.5), win_rate(0.7), "win 1, loss 0",
+                      episodes=20_000, margin=0.05)
+    ok = compare(partial(Walk, 2), partial(Walk, 2), episodes=4, l4=[equal])
+    assert ok.equivalent and ok.levels["L4"]["equivalent"] is True
+    assert "L4" in ok.to_json()["required_levels"]
+    bad = compare(partial(Walk, 2), partial(Walk, 2), episodes=4, l4=[shifted])
+    assert not bad.equivalent and bad.levels["L4"]["equivalent"] is False
