@@ -116,6 +116,10 @@ def compare(
     those per field (unnamed fields exact). Equivalent when L1 and L3 (and L2 with ``cases``,
     L4 with suites) ran and passed. ``report_dir``: also write ``<report_dir>/<name>/verify.json``
     and ``verify.md`` (and the L3 regression cases).
+
+    Before any level runs, one reference and one candidate are made (or the given objects
+    used) to check the pair: same ``num_envs`` and spaces, tolerance fields that exist. Bad
+    input raises :class:`~envport.errors.EnvportError` saying what is wrong.
     """
     check_workers(workers)
     parallel = workers > 1 or (ray is not None and ray is not False)
