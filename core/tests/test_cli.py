@@ -158,6 +158,13 @@ def test_verify_defaults_and_not_equivalent(installed, verify_calls) -> None:
     assert calls[0]["workers"] is None and calls[0]["ray"] is None  # one per core, no Ray
 
 
+def test_verify_says_which_required_levels_did_not_run(installed, verify_calls, capsys) -> None:
+    _, result = verify_calls
+    result.update(equivalent=False, levels={"L3": {}}, required_levels=["L1", "L2", "L3"])
+    assert main(["verify", "fake", "--levels", "L3"]) == 1
+    assert "(equivalence needs L1, L2, L3; not run: L1, L2)" in capsys.readouterr().out
+
+
 def test_verify_workers_and_ray(installed, verify_calls) -> None:
     calls, _ = verify_calls
     assert main(["verify", "fake", "--workers", "3", "--ray"]) == 0

@@ -227,6 +227,10 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     )
     ok = bool(report["equivalent"])
     print(f"{port.name}: {'EQUIVALENT' if ok else 'NOT EQUIVALENT'}")
+    not_run = sorted(set(report.get("required_levels", ())) - set(report.get("levels", {})))
+    if not_run:
+        print(f"(equivalence needs {', '.join(report['required_levels'])}; not run: "
+              f"{', '.join(not_run)})")
     if "execution" in report:
         ex = report["execution"]
         print(f"L2/L3 ran on {ex['workers']} worker(s) ({ex['executor']}) in "

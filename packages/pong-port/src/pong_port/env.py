@@ -30,10 +30,13 @@ class PongEnvState(NamedTuple):
 
 
 def pong_spec(config: PongConfig, num_envs: int = 1) -> EnvSpec:
+    """One player per env (``num_agents`` counts players in one env, as for pokejax's two);
+    PufferLib's ``num_agents`` of a vectorised Pong, the env count, is in the metadata."""
     action = Box(-1.0, 1.0, (1,)) if config.continuous else Discrete(3)
     return EnvSpec(
         id="pong", version=__version__, observation_space=Box(0.0, 1.0, (8,)),
-        action_space=action, num_agents=num_envs, metadata={"config": config.kwargs()},
+        action_space=action, num_agents=1,
+        metadata={"config": config.kwargs(), "num_envs": num_envs},
     )
 
 
