@@ -29,12 +29,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from pokejax import prng as P
-from pokejax.codec import STATUSES
+from pokejax.codec import STATUSES, TYPES
 from pokejax.duel import (
     BRN,
     FRZ,
     PSN,
     SLP,
+    TRANSFORM,
     Field,
     Fighter,
     commit,
@@ -48,6 +49,8 @@ FNT = STATUSES.index("fnt")
 SIDE_FIELDS = ("sel_move", "enemy_sel", "last_used")
 FIRST_SWITCH = 4  # action 4 = "switch 2" (team slot 1)
 ORDER_SWITCH, ORDER_MOVE = 103, 200  # BattleQueue action orders
+TURN_LIMIT = 1000  # Battle.maybeTriggerEndlessBattleClause: a tie once turn > 1000
+GHOST = TYPES.index("Ghost")
 
 
 class Battle(NamedTuple):
@@ -330,8 +333,38 @@ def _turn(b: Battle, actions) -> Battle:
                                speed=jnp.where(live, actives.modified[:, 4], actives.speed))
     state = _tie_draw(b.prng, actives, live)
     ends_turn = live | (forced_mode & ~b.ended)
-    return b._replace(actives=actives, bench=bench, prng=state, turn=b.turn + ends_turn,
-                      forced=b.forced & ~forced_mode)
+    b = b._replace(actives=actives, bench=bench, prng=state, turn=b.turn + ends_turn,
+                   forced=b.forced & ~forced_mode)
+    return _end_turn(b, ends_turn)
+
+
+def _no_progress(team: Fighter) -> jax.Array:
+    """Gen 1's Endless Battle Clause (``maybeTriggerEndlessBattleClause``): no side can make
+    progress when every Pokémon of both sides is fainted, frozen (nothing thaws it in Gen 1
+    but an outside Fire move), Transform-only against a foe team that is all Transform-only,
+    or out of PP (Struggle) against a foe team of Ghosts (Struggle cannot touch them, so no
+    recoil either). ``team`` leaves [2, 6, ...]; types and moves are the current ones."""
+    fainted = team.hp <= 0
+    known = team.moves >= 0
+    transform_only = jnp.all((team.moves == TRANSFORM) | ~known, axis=-1)
+    no_pp = jnp.all((team.pp == 0) | ~known, axis=-1)
+    ghost = jnp.any(team.types == GHOST, axis=-1)
+    all_transform = jnp.all(fainted | transform_only, axis=-1)  # bool[2] per side
+    all_ghosts = jnp.all(fainted | ghost, axis=-1)
+    foe = jnp.array([1, 0])
+    stuck = (fainted | (team.status == FRZ)
+             | (transform_only & all_transform[foe][:, None])
+             | (no_pp & all_ghosts[foe][:, None]))
+    return jnp.all(stuck)
+
+
+def _end_turn(b: Battle, ends_turn) -> Battle:
+    """What ``endTurn`` decides after the turn counter moved on (Gen 1, both checks in
+    ``maybeTriggerEndlessBattleClause``): a tie when no progress is possible, or when the
+    turn passed :data:`TURN_LIMIT`."""
+    team = join(b.actives, b.bench, axis=jnp.ndim(b.turn) + 1)
+    tie = ends_turn & ~b.ended & (_no_progress(team) | (b.turn > TURN_LIMIT))
+    return b._replace(ended=b.ended | tie, winner=jnp.where(tie, 0, b.winner))
 
 
 def step(b: Battle, actions: jax.Array) -> Battle:

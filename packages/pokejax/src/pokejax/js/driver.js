@@ -253,13 +253,13 @@ const commands = {
   // generator seeded with 4 words drawn from a chooser PRNG seeded `seed`; that chooser then
   // draws every battle seed (4 words, before the battle's teams) and every random choice (the
   // random player's legal action, greedy's switch when no move is legal). Greedy plays p1 when
-  // (first + i) is even, p2 otherwise. Per battle: greedy's score (win 1, tie or still running
-  // at maxTurns 0.5, loss 0) and Showdown's turn count.
-  match({format, seed, battles, maxTurns, first}) {
+  // (first + i) is even, p2 otherwise. Per battle: greedy's score (win 1, tie
+  // 0.5, loss 0; null for a battle that did not end), whether it ended, Showdown's turn count.
+  match({format, seed, battles, maxDecisions, first}) {
     const chooser = new ps.PRNG(toSeed(seed).join(','));
     const gen = ps.Teams.getGenerator(format, [0, 0, 0, 0].map(() => chooser.random(65536)));
-    const limit = maxTurns ?? 1000;
-    const scores = [], turns = [];
+    const limit = maxDecisions ?? 3003;
+    const scores = [], turns = [], ended = [];
     let decisions = 0;
     const t0 = process.hrtime.bigint();
     for (let i = 0; i < battles; i++) {
@@ -267,13 +267,15 @@ const commands = {
       const b = new ps.Battle({formatid: format, seed: [0, 0, 0, 0].map(() => chooser.random(65536))});
       b.setPlayer('p1', {name: 'p1', team: gen.getTeam()});
       b.setPlayer('p2', {name: 'p2', team: gen.getTeam()});
-      while (!b.ended && b.turn < limit) {
+      // played until it ends by the rules (at the latest Showdown's turn limit ties it); the
+      // decision bound only keeps a broken battle from running forever: it reports ended false
+      for (let d = 0; !b.ended && d < limit; d++) {
         for (const side of b.sides) {
           if (b.ended || !side.activeRequest || side.activeRequest.wait) continue;
           let action;
           if (side.id === greedySide) {
-            const d = greedyDecision(side);
-            action = d.action === null ? d.switches[chooser.random(d.switches.length)] : d.action;
+            const g = greedyDecision(side);
+            action = g.action === null ? g.switches[chooser.random(g.switches.length)] : g.action;
           } else {
             const legal = legalActions(side.activeRequest);
             action = legal[chooser.random(legal.length)];
@@ -282,11 +284,12 @@ const commands = {
           decisions++;
         }
       }
-      scores.push(!b.ended || !b.winner ? 0.5 : b.winner === greedySide ? 1 : 0);
+      scores.push(!b.ended ? null : !b.winner ? 0.5 : b.winner === greedySide ? 1 : 0);
       turns.push(b.turn);
+      ended.push(!!b.ended);
     }
     const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-    return {scores, turns, decisions, seconds};
+    return {scores, turns, ended, decisions, seconds};
   },
   // Random self-play inside Node (no round trip per turn): the reference's own speed for
   // the benchmark. Choices are uniform over what Showdown accepts, drawn from a separate PRNG.
@@ -481,6 +484,54 @@ const commands = {
   },
   state({battle}) {
     return battleState(getBattle(battle));
+  },
+  // Put a live battle where random play rarely goes (tests of how a battle ends): set the
+  // turn counter, and per Pokémon {side, slot, hp, status, moves: [[id, pp], ...], types}.
+  // hp 0 faints it as Showdown's faint bookkeeping would (fainted, status 'fnt', one Pokémon
+  // less left); moves replace its move slots (and base move slots, the same objects, as a new
+  // Pokémon has them). The requests are
+  // made again for the edited battle, so the players choose from what it now allows.
+  edit({battle, turn, pokemon}) {
+    const b = getBattle(battle);
+    if (turn !== undefined) b.turn = turn;
+    for (const e of pokemon || []) {
+      const side = b[e.side];
+      const p = side.pokemon[e.slot];
+      if (!p) throw new Error(`no Pokémon ${e.side} slot ${e.slot}`);
+      if (e.moves) {
+        const slots = e.moves.map(([id, pp]) => {
+          const move = b.dex.moves.get(id);
+          if (!move.exists) throw new Error(`unknown move ${id}`);
+          return {move: move.name, id: move.id, pp, maxpp: Math.max(pp, 1), target: move.target,
+                  disabled: false, disabledSource: '', used: false};
+        });
+        // as Pokemon's constructor has them: two arrays of the same slot objects (a move
+        // used pays its PP in both)
+        p.baseMoveSlots = slots;
+        p.moveSlots = slots.slice();
+        // a side's last selected slot is one of its active's slots (a frozen or asleep
+        // active's "Fight" replays it): as after a switch-in, slot 0 when it no longer exists
+        if (p.isActive && (side.lastSelectedMoveSlot ?? 0) >= slots.length) {
+          side.lastSelectedMoveSlot = 0;
+        }
+      }
+      if (e.types) { p.types = e.types; p.baseTypes = e.types; }
+      if (e.status !== undefined) {
+        p.status = e.status;
+        p.statusState = b.initEffectState({id: e.status, target: p});
+      }
+      if (e.hp !== undefined) {
+        p.hp = e.hp;
+        if (e.hp === 0 && !p.fainted) {
+          p.fainted = true;
+          p.status = 'fnt';
+          p.statusState = b.initEffectState({id: 'fnt', target: p});
+          side.pokemonLeft--;
+        }
+      }
+    }
+    b.makeRequest();
+    return battleState(b);
   },
   close({battle}) {
     battles.delete(battle);
