@@ -11,7 +11,7 @@ import jax
 import numpy as np
 import pytest
 
-from pokejax import backends, choices, codec, match, opponents, reference, showdown_battle
+from pokejax import backends, battle, choices, codec, match, opponents, reference, showdown_battle
 
 FORMAT = reference.FORMAT
 BATCH = 100  # the one JAX batch size of this module (one compile)
@@ -116,7 +116,15 @@ def test_match_on_both_backends(sd):
         assert set(np.unique(r.scores)) <= {0.0, 0.5, 1.0}
     assert np.array_equal(c.scores, d.scores) and np.array_equal(c.turns, d.turns)
     assert not np.array_equal(c.turns, match.jax_match(n, 6, batch=BATCH).turns)
-    assert (c.turns >= 1).all() and (c.turns < match.MAX_TURNS).all()
+    assert (c.turns >= 1).all() and (c.turns <= battle.TURN_LIMIT + 1).all()
+
+
+def test_an_unfinished_battle_is_an_error_not_a_tie(sd):
+    """With a decision bound too small for a battle to end, both sides refuse to score it."""
+    with pytest.raises(match.UnfinishedBattle, match=r"showdown: 4 battle\(s\) did not end within"):
+        match.showdown_match(4, 5, chunk=4, max_decisions=2, sd=sd)
+    with pytest.raises(match.UnfinishedBattle, match=r"jax: 4 battle\(s\) did not end"):
+        match.jax_match(4, 5, batch=4, max_decisions=2)
 
 
 def _suite(sd, candidate_policy: str):

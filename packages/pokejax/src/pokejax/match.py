@@ -1,8 +1,11 @@
 """Greedy vs random on both engines: the evaluators of the heuristic-vs-random L4 suite.
 
 One battle: ``opponents.greedy_policy``'s heuristic against a player choosing uniformly among
-its legal actions; greedy plays p1 in even-numbered battles and p2 in odd ones. Its score: win
-1, tie or still running at ``MAX_TURNS`` 0.5, loss 0.
+its legal actions; greedy plays p1 in even-numbered battles and p2 in odd ones. It is played
+until it ends by the game's rules (Showdown ties it at the latest after turn 1000, and so does
+the engine, ``battle.TURN_LIMIT``). Its score: win 1, tie 0.5, loss 0. A battle that has not
+ended after ``MAX_DECISIONS`` decisions is no tie: it is an error (:class:`UnfinishedBattle`),
+never half a point, on either side.
 
 * Reference (``showdown_match``): pokemon-showdown itself, every battle played inside Node by
   the driver's ``match`` command (no round trip per turn). The greedy player there is a
@@ -20,7 +23,7 @@ its legal actions; greedy plays p1 in even-numbered battles and p2 in odd ones. 
   ``start.new_battle``) keyed ``fold_in(PRNGKey(seed), i)``; ``opponents.greedy_policy`` and
   ``opponents.random_policy`` choose, ``battle.step`` plays, all under one
   ``jit(while_loop(vmap(...)))`` per batch of ``batch`` battles that runs until every battle
-  of the batch ended or reached ``MAX_TURNS``. A battle's play does not depend on the batch
+  of the batch ended (or ``MAX_DECISIONS`` loops passed). A battle's play does not depend on the batch
   it ran in (its keys depend on its index and decision number only).
 
 ``LAST`` keeps the last run of each backend (scores, turn counts, seconds) for the suite's
@@ -38,12 +41,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from envport.errors import EnvportError
 from pokejax import battle, codec, env, opponents, reference
 from pokejax.duel import move_table
 from pokejax.showdown import Showdown
 
 FORMAT = reference.FORMAT
-MAX_TURNS = 1000  # Showdown's own limit: a battle that reaches turn 1000 is a tie
+# a safety bound, not a rule: every battle ends by turn TURN_LIMIT + 1, each turn is at most
+# three decisions (a move, then forced switches on each side in turn)
+MAX_DECISIONS = 3 * (battle.TURN_LIMIT + 1)
 CHUNK = 500  # battles per `match` request
 BATCH = 1000  # battles per JAX batch (one compile per batch size)
 
@@ -51,9 +57,25 @@ Progress = Callable[[int], None]
 
 
 class MatchResult(NamedTuple):
-    scores: np.ndarray  # float64[battles]: greedy's result (1 win, 0.5 tie/unfinished, 0 loss)
-    turns: np.ndarray  # int64[battles]: the battle's turn when it ended (or the cap)
+    scores: np.ndarray  # float64[battles]: greedy's result (1 win, 0.5 tie, 0 loss)
+    turns: np.ndarray  # int64[battles]: the battle's turn when it ended
     seconds: float  # wall time, compile included for JAX
+
+
+class UnfinishedBattle(EnvportError, RuntimeError):
+    """A battle that did not end within the decisions every battle ends in."""
+
+
+def check_finished(backend: str, ended: np.ndarray, turns: np.ndarray, first: int = 0,
+                   bound: int = MAX_DECISIONS) -> None:
+    """Raise :class:`UnfinishedBattle` naming the first battle that did not end."""
+    open_ = np.flatnonzero(~np.asarray(ended, bool))
+    if open_.size:
+        i = int(open_[0])
+        raise UnfinishedBattle(
+            f"{backend}: {open_.size} battle(s) did not end within {bound} decisions "
+            f"(first: battle {first + i}, at turn {int(turns[i])}); an unfinished battle is not "
+            "a tie: every battle ends by the game's rules")
 
 
 LAST: dict[str, MatchResult] = {}
@@ -86,7 +108,7 @@ def chunk_seed(seed: int, chunk: int) -> list[int]:
 
 
 def showdown_match(battles: int, seed: int, progress: Progress | None = None,
-                   chunk: int = CHUNK, max_turns: int = MAX_TURNS,
+                   chunk: int = CHUNK, max_decisions: int = MAX_DECISIONS,
                    sd: Showdown | None = None) -> MatchResult:
     """``battles`` greedy-vs-random battles in Showdown (one Node process, see the module doc)."""
     progress = progress or _noop
@@ -101,7 +123,8 @@ def showdown_match(battles: int, seed: int, progress: Progress | None = None,
         for c, first in enumerate(range(0, battles, chunk)):
             n = min(chunk, battles - first)
             res = sd.request("match", format=FORMAT, seed=chunk_seed(seed, c), battles=n,
-                             maxTurns=max_turns, first=first)
+                             maxDecisions=max_decisions, first=first)
+            check_finished("showdown", res["ended"], res["turns"], first, max_decisions)
             scores += res["scores"]
             turns += res["turns"]
             progress(n)
@@ -130,12 +153,13 @@ def _choose(b: battle.Battle, key: jax.Array, greedy_side: jax.Array) -> jax.Arr
 
 
 @functools.cache
-def _runner(batch: int, max_turns: int):
+def _runner(batch: int, max_decisions: int):
     """jit(while_loop(vmap(policies + battle.step))) over ``batch`` battles: (battle keys
-    [batch, 2], greedy side [batch] (-1: none), valid [batch]) -> (turn, ended, winner, loops)."""
+    [batch, 2], greedy side [batch] (-1: none), valid [batch]) -> (turn, ended, winner, loops),
+    until every battle ended or ``max_decisions`` loops ran."""
 
     def live(b: battle.Battle) -> jax.Array:
-        return ~b.ended & (b.turn < max_turns)
+        return ~b.ended
 
     def run(keys, greedy_side, valid):
         pairs = jax.vmap(jax.random.split)(keys)
@@ -153,7 +177,8 @@ def _runner(batch: int, max_turns: int):
                              nb, b)
             return b, i + 1
 
-        b, loops = jax.lax.while_loop(lambda c: jnp.any(live(c[0])), body, (b, jnp.int32(0)))
+        b, loops = jax.lax.while_loop(
+            lambda c: jnp.any(live(c[0])) & (c[1] < max_decisions), body, (b, jnp.int32(0)))
         return b.turn, b.ended, b.winner, loops
 
     return jax.jit(run)
@@ -166,7 +191,7 @@ def battle_keys(seed: int, first: int, n: int) -> jax.Array:
 
 
 def jax_match(battles: int, seed: int, progress: Progress | None = None, batch: int = BATCH,
-              max_turns: int = MAX_TURNS, policy: str = "greedy") -> MatchResult:
+              max_decisions: int = MAX_DECISIONS, policy: str = "greedy") -> MatchResult:
     """``battles`` greedy-vs-random battles in JAX (see the module doc). ``policy="random"``
     replaces greedy by the random player (both sides random; the score is still that of the
     side greedy would have played): a planted difference for tests."""
@@ -174,7 +199,7 @@ def jax_match(battles: int, seed: int, progress: Progress | None = None, batch: 
         raise ValueError(f"policy must be 'greedy' or 'random', got {policy!r}")
     progress = progress or _noop
     batch = max(1, min(batch, battles))
-    run = _runner(batch, max_turns)
+    run = _runner(batch, max_decisions)
     scores, turns = [], []
     t0 = time.perf_counter()
     for first in range(0, battles, batch):
@@ -185,6 +210,7 @@ def jax_match(battles: int, seed: int, progress: Progress | None = None, batch: 
         keys = battle_keys(seed, first, batch)
         gside = side if policy == "greedy" else np.full(batch, -1, np.int32)
         turn, ended, winner, _ = jax.device_get(run(keys, jnp.asarray(gside), jnp.asarray(valid)))
+        check_finished("jax", ended[:n], turn[:n], first, max_decisions)
         won = ended & (winner == side + 1)
         lost = ended & (winner == 2 - side)
         scores.append(np.where(won, 1.0, np.where(lost, 0.0, 0.5))[:n])
