@@ -142,6 +142,50 @@ def test_two_workers_write_the_report_one_process_writes(tmp_path):
     assert one["levels"]["L3"]["mismatches"] == 0 and one["details"]["L3"][0]["seeds"] == 2
 
 
+def test_a_switch_only_chooser_plays_to_the_turn_limit_on_both_sides():
+    """L3 with the switch-only chooser: four battles of 1,000 turns, every decision compared,
+    each ends as Showdown ends it, a tie after turn 1000."""
+    suite = port._l3_switching(ENVS, ENVS)
+    res = run_l3(suite)
+    assert res.mismatches == 0, [d.summary() for d in res.divergences]
+    assert res.episodes == ENVS and res.seeds == 1
+    ref = suite.make_reference()
+    try:  # the same seed on its own: where those battles end
+        ref.reset(0)
+        rng = np.random.default_rng(0)
+        while not ref.state()["ended"].all():
+            ref.rollout(np.stack([suite.sample_actions(rng, ENVS) for _ in range(512)]))
+        final = ref.state()
+        assert (final["turn"] == 1001).all() and (final["winner"] == 0).all()
+    finally:
+        ref.close()
+
+
+class NoEndRules(K.JaxCandidate):
+    """A planted gap: a battle that this step tied plays on, as an engine without the turn
+    limit and the Endless Battle Clause would (a double knock-out tie is rare in these cases)."""
+
+    def step(self, actions):
+        before = self.battle.ended
+        out = super().step(actions)
+        tied = self.battle.ended & ~before & (self.battle.winner == 0)
+        self.battle = self.battle._replace(ended=self.battle.ended & ~tied)
+        self.terminated = self.terminated & ~tied
+        self._rows = None
+        return out
+
+
+def test_crafted_end_positions_match_and_a_missing_rule_is_caught():
+    crafted = port._l2_crafted(cases=16, batch=ENVS)
+    res = run_l2(crafted)
+    assert res.cases == 16 and res.mismatches == 0, res.examples[:1]
+    planted = dataclasses.replace(port._l2_crafted(cases=16, batch=ENVS), make_candidate=(
+        lambda n: NoEndRules(n, only_supported=port.ONLY_SUPPORTED_TEAMS)))
+    res = run_l2(planted)
+    assert res.mismatches >= 1
+    assert {f["field"] for f in res.examples[0]["fields"]} >= {"ended"}
+
+
 class HpOffByOne(K.JaxCandidate):
     """A planted bug: after the engine's step, on turn 3 and later, p1's active loses one HP
     more (as an off-by-one in a damage or residual formula would)."""

@@ -8,12 +8,14 @@ only the battles whose two teams use engine moves: battle ``i`` of the run is th
 ``i``-th *kept* one, the same on both sides, and ``TeamFilter`` counts what was skipped.
 
 Actions are mask-agnostic, because the core's samplers know nothing of legal masks: per env
-and side an integer ``k`` in ``[0, ACTION_CHOICES)``; each backend plays the ``(k mod n)``-th
+and side an integer ``k`` in ``[0, 2 * ACTION_CHOICES)``; each backend plays the ``(k mod n)``-th
 of the ``n`` legal actions of *its own* legal mask (the reference from Showdown's request,
 ``choices.legal_mask``; the candidate from the JAX state, ``pokejax.legal.legal_mask``), or
 nothing when ``n == 0``. ``ACTION_CHOICES`` is lcm(1..9), so a uniform ``k`` is a uniform
-legal action for every ``n``. A mask that differs shows up twice: in the ``legal`` field and
-in the next state.
+legal action for every ``n``. ``k >= ACTION_CHOICES`` prefers switching: the ``(k mod n)``-th
+of the ``n`` legal *switches* when there is one, else as above (a chooser that only switches
+plays a battle to the turn limit). A mask that differs shows up twice: in the ``legal`` field
+and in the next state.
 
 Canonical state (the fields L2/L3 diff), one row per env, built the same way on both sides
 from a ``battle.Battle``: the reference's is ``canonical(showdown_battle.load(export))`` of
@@ -72,9 +74,10 @@ SPEC = EnvSpec(
     id="pokejax/gen1randombattle",
     version=__version__,
     observation_space=Box(0, 1, (2, NUM_ACTIONS), np.int8),  # the two legal masks
-    action_space=Discrete(ACTION_CHOICES, np.int32, (2,)),
+    action_space=Discrete(2 * ACTION_CHOICES, np.int32, (2,)),
     num_agents=2,
-    metadata={"actions": "per side k: the (k mod n)-th of the n legal actions (none if n == 0)"},
+    metadata={"actions": "per side k: the (k mod n)-th of the n legal actions (none if n == 0); "
+                         "k >= 2520: of the legal switches when there are any"},
 )
 
 
@@ -177,9 +180,22 @@ def start(sd: Showdown, setup: Setup) -> tuple[int, dict]:
 
 
 # -- actions --------------------------------------------------------------------------------------
+SWITCHES = np.arange(choices.NUM_ACTIONS) >= 4  # actions 4-8: "switch 2" .. "switch 6"
+
+
+def preferred(k, mask):
+    """The mask ``k`` picks from: the legal switches when ``k >= ACTION_CHOICES`` and there
+    is one, else every legal action (numpy or JAX; ``mask`` bool[9])."""
+    xp = jnp if isinstance(mask, jax.Array) or isinstance(k, jax.Array) else np
+    switches = mask & SWITCHES
+    return xp.where((k >= ACTION_CHOICES) & xp.any(switches, axis=-1), switches, mask)
+
+
 def pick(k, mask) -> int:
-    """The (k mod n)-th legal action of ``mask`` (bool[9]), -1 when there is none."""
-    mask = np.asarray(mask, bool)
+    """The (k mod n)-th legal action of ``mask`` (bool[9]; of its switches for a switching
+    ``k``, see ``preferred``), -1 when there is none."""
+    mask = np.asarray(preferred(int(k), np.asarray(mask, bool)), bool)
+    k = int(k) % ACTION_CHOICES
     n = int(mask.sum())
     if n == 0:
         return -1
@@ -449,6 +465,62 @@ class L2Cases:
         return stack(rows), np.stack(ks)
 
 
+class CraftedCases(L2Cases):
+    """L2 cases at the positions of ``end_states.SCENARIOS``: a seeded random battle played
+    ``0..max_decisions`` random decisions to a normal (move) request, then edited into a
+    scenario drawn uniformly, serialised there; the action is a uniform ``k``. As for
+    ``L2Cases``, a batch is a function of its generator alone."""
+
+    def __init__(self, only_supported: bool, counts: TeamFilter | None = None,
+                 max_decisions: int = 30):
+        super().__init__(only_supported, counts=counts)
+        self.max_decisions = max_decisions
+
+    def _case(self, sd, rng, setups) -> tuple[int, dict, str]:
+        from pokejax.end_states import SCENARIOS
+
+        while True:
+            handle, export = start(sd, next(setups))
+            self.battles += 1
+            for _ in range(int(rng.integers(0, self.max_decisions + 1))):
+                if export["ended"]:
+                    break
+                k = rng.integers(0, ACTION_CHOICES, size=2)
+                row = reference_canonical(export)
+                acts = [pick(k[s], row["legal"][s]) for s in (0, 1)]
+                export = sd.request("choose", battle=handle, **choose_args(acts))["state"]
+            while not export["ended"] and any(s["request"] and s["request"].get("forceSwitch")
+                                              for s in export["sides"]):
+                row = reference_canonical(export)  # finish a forced switch: a move request next
+                acts = [pick(0, row["legal"][s]) for s in (0, 1)]
+                export = sd.request("choose", battle=handle, **choose_args(acts))["state"]
+            if not export["ended"]:
+                break
+            sd.request("close", battle=handle)
+        name = list(SCENARIOS)[int(rng.integers(0, len(SCENARIOS)))]
+        export = sd.request("edit", battle=handle, **SCENARIOS[name].edit)
+        return handle, export, name
+
+    def __call__(self, rng: np.random.Generator, batch: int) -> tuple[CanonicalState, np.ndarray]:
+        if self.reference is None or self.reference.sd is None:
+            raise RuntimeError("CraftedCases records through a live ShowdownReference: create it "
+                               "first")
+        sd = self.reference.sd
+        self._jsons = {}
+        rows, ks = [], []
+        setups = iter_setups(sd, int(rng.integers(0, 2**31)), self.only_supported, self.counts)
+        for case in range(batch):
+            handle, export, _ = self._case(sd, rng, setups)
+            try:
+                self._jsons[case] = sd.request("serialize", battle=handle)
+            finally:
+                sd.request("close", battle=handle)
+            rows.append(dict(reference_canonical(export), terminated=np.bool_(False),
+                             truncated=np.bool_(False), case=np.int64(case)))
+            ks.append(rng.integers(0, ACTION_CHOICES, size=2).astype(np.int32))
+        return stack(rows), np.stack(ks)
+
+
 # -- the candidate ------------------------------------------------------------------------------
 @functools.cache
 def _compiled(step_fn: Callable, legal_fn: Callable):
@@ -465,7 +537,8 @@ def _compiled(step_fn: Callable, legal_fn: Callable):
 
     def step_one(b: B.Battle, k):
         mask = legal_fn(b)
-        acts = jnp.stack([pick_jax(k[s], mask[s]) for s in (0, 1)])
+        acts = jnp.stack([pick_jax(k[s] % ACTION_CHOICES, preferred(k[s], mask[s]))
+                          for s in (0, 1)])
         nb = step_fn(b, acts)
         term = nb.ended & ~b.ended
         return nb, term, canonical_one(nb, term)

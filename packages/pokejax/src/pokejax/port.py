@@ -54,6 +54,12 @@ def sample_actions(rng: np.random.Generator, n: int) -> np.ndarray:
     return rng.integers(0, ACTION_CHOICES, size=(n, 2)).astype(np.int32)
 
 
+def sample_switches(rng: np.random.Generator, n: int) -> np.ndarray:
+    """A chooser that only switches (a uniform legal switch whenever there is one): nothing
+    is ever hit, so every battle runs until the turn limit ties it after turn 1000."""
+    return sample_actions(rng, n) + ACTION_CHOICES
+
+
 def neutral_action(n: int) -> np.ndarray:
     return np.zeros((n, 2), np.int32)  # the first legal action of each side
 
@@ -96,9 +102,35 @@ def _l2(cases: int = L2_CASES, batch: int = 1000, only_supported: bool = ONLY_SU
     )
 
 
+CRAFTED_NOTE = (
+    "Positions a few decisions from how a battle ends, which random play rarely reaches "
+    "(pokejax.end_states: the turn limit, Gen 1's Endless Battle Clause and controls one step "
+    "short of each): a seeded random battle played 0-30 random decisions to a move request, then "
+    "edited in Showdown (driver `edit`: turn counter, HP, status, moves, types; requests made "
+    "again) and serialised; reference: Battle.fromJSON of that JSON, then the choices; "
+    "candidate: the exported state loaded into the JAX battle, then battle.step. Scope: ")
+
+
+def _l2_crafted(cases: int = 1000, batch: int = 100,
+                only_supported: bool = ONLY_SUPPORTED_TEAMS) -> L2Suite:
+    from pokejax.backends import CraftedCases
+
+    counts = TeamFilter()
+    recorder = CraftedCases(only_supported, counts=counts)
+    return L2Suite(
+        name="crafted end-of-battle positions (turn limit, Endless Battle Clause)",
+        cases=cases, batch=batch,
+        make_reference=partial(ShowdownReference, only_supported=only_supported, cases=recorder),
+        make_candidate=partial(JaxCandidate, only_supported=only_supported),
+        make_cases=recorder,
+        note=lambda: CRAFTED_NOTE + _scope(counts, only_supported),
+        counters=counts,
+    )
+
+
 def _l3(num_envs: int = L3_ENVS, episodes: int = L3_BATTLES,
         only_supported: bool = ONLY_SUPPORTED_TEAMS, legal_fn=None, step_fn=None,
-        name: str | None = None) -> L3Suite:
+        name: str | None = None, chooser=sample_actions, note: str = "") -> L3Suite:
     counts = TeamFilter()
     return L3Suite(
         name=name or f"gen1randombattle, {num_envs} battles per seed",
@@ -107,10 +139,21 @@ def _l3(num_envs: int = L3_ENVS, episodes: int = L3_BATTLES,
                                counts=counts),
         make_candidate=partial(JaxCandidate, num_envs, only_supported=only_supported,
                                legal_fn=legal_fn, step_fn=step_fn),
-        sample_actions=sample_actions, neutral_action=neutral_action,
-        note=lambda: L3_NOTE + _scope(counts, only_supported),
+        sample_actions=chooser, neutral_action=neutral_action,
+        note=lambda: L3_NOTE + note + _scope(counts, only_supported),
         counters=counts,
     )
+
+
+SWITCH_ENVS, SWITCH_BATTLES = 20, 40  # 40 battles of 1,000 turns: 40,000 decisions
+
+
+def _l3_switching(num_envs: int = SWITCH_ENVS, episodes: int = SWITCH_BATTLES, **kw) -> L3Suite:
+    return _l3(num_envs, episodes, chooser=sample_switches,
+               name=f"gen1randombattle, switch-only chooser to the turn limit, {num_envs} "
+                    "battles per seed",
+               note="Chooser: a uniform legal switch whenever there is one (k >= 2520), so "
+                    "every battle ends by the turn limit, a tie after turn 1000. ", **kw)
 
 
 L4_NOTE = (
@@ -118,8 +161,9 @@ L4_NOTE = (
     "power x STAB x type effectiveness x Atk/Def or Spc/Spc ratio x accuracy, fixed-damage "
     "moves their damage; switches only when no move is legal, uniformly among the legal "
     "switches) against a player uniform over its legal actions; greedy is p1 in even battles, "
-    "p2 in odd ones; a battle still running at turn {max_turns} counts 0.5 (Showdown ties "
-    "at turn 1000). Reference: pokemon-showdown in Node (driver.js `match`, no round trip per "
+    "p2 in odd ones; every battle is played until it ends by the rules (a tie, 0.5, at the latest "
+    "after turn 1000, on both sides; one still running after {max_decisions} decisions stops the "
+    "run as an error, never half a point). Reference: pokemon-showdown in Node (driver.js `match`, no round trip per "
     "turn): teams from Showdown's gen1randombattle generator, legal actions from Showdown's "
     "request, greedy transliterated to JS with the JAX numbers (move table, float32 type "
     "multipliers, JAX's float32 accuracy factors) and float32 arithmetic (Math.fround), checked "
@@ -135,7 +179,8 @@ def _l4(episodes: int = 10_000, margin: float = 0.02,
     from pokejax import match
 
     def note() -> str:
-        return (L4_NOTE.format(max_turns=match.MAX_TURNS, chunk=match.CHUNK, batch=match.BATCH)
+        return (L4_NOTE.format(max_decisions=match.MAX_DECISIONS, chunk=match.CHUNK,
+                               batch=match.BATCH)
                 + (match.summary() or "none"))
 
     return L4Suite(
@@ -169,8 +214,8 @@ PORT = EnvPort(
     check_reference=install.check,
     tolerance=0.0,
     l1=_l1_targets(),
-    l2=[_l2()],
-    l3=[_l3()],
+    l2=[_l2(), _l2_crafted()],
+    l3=[_l3(), _l3_switching()],
     l4=[_l4()],
     bench=[_bench()],
     plan=PLAN,
