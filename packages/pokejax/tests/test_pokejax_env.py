@@ -100,6 +100,42 @@ def test_bad_and_illegal_actions():
         env.SingleAgentEnv("nobody")
 
 
+BAD_ACTIONS = [  # (action for BattleEnv.step, error, message): checked before any cast
+    (np.array([2**32 + 3, 0], np.int64), ActionError, r"action 4294967299 \(dtype int64\) does not fit int32"),
+    (np.array([2**32 - 1, 0], np.uint32), ActionError, r"action 4294967295 \(dtype uint32\) does not fit"),
+    (np.array([-2**31 - 1, 0], np.int64), ActionError, "does not fit int32"),
+    ("move 1", ActionError, "actions must be an array of integers"),
+    (["a", "b"], ActionError, "actions must be an array of integers"),
+    ([None, 1], ActionError, "actions must be an array of integers"),
+    (np.array([True, False]), ActionError, "must be integers"),
+    (np.array([0.0, 1.0]), ActionError, "must be integers"),
+    (np.zeros(3, np.int32), ActionError, "shape"),
+]
+
+
+@pytest.mark.parametrize("action, error, message", BAD_ACTIONS)
+def test_bad_actions_are_refused_before_any_cast(action, error, message):
+    state, _ = _reset2(jax.random.PRNGKey(0))
+    with pytest.raises(error, match=message):
+        TWO.step(state, action)
+
+
+def test_a_state_or_key_that_is_not_one_is_refused():
+    state, ts = _reset2(jax.random.PRNGKey(0))
+    with pytest.raises(env.InputError, match=r"takes the state .* got TimeStep \(the TimeStep"):
+        TWO.step(ts, np.zeros(2, np.int32))
+    single = env.SingleAgentEnv("random")
+    with pytest.raises(env.InputError, match="SingleAgentEnv.step takes the state"):
+        single.step(state, np.int32(0))
+    for key, got in ((0, "int"), (np.zeros(3, np.uint32), r"uint32\[3\]"),
+                     (np.zeros(2, np.int32), r"int32\[2\]")):
+        with pytest.raises(env.InputError, match=f"reset takes a JAX PRNG key.*got {got}"):
+            TWO.reset(key)
+    with pytest.raises(env.InputError, match="one key, got a batch"):
+        TWO.reset(jax.random.split(jax.random.key(0), 3))
+    env._check_key(jax.random.key(0))  # a typed key is fine
+
+
 def test_greedy_opponent_beats_a_random_agent():
     """A sanity check of the heuristic and of the single-agent loop: a uniformly random agent
     loses most battles against it."""

@@ -34,7 +34,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from envport import Box, Discrete, Env, EnvSpec, TimeStep
-from envport.errors import ActionError
+from envport.errors import ActionError, EnvportError
 from pokejax import __version__, battle, legal, observe, opponents, start, teams
 from pokejax.battle import Battle
 from pokejax.choices import NUM_ACTIONS
@@ -55,13 +55,61 @@ def _is_traced(*xs) -> bool:
     return any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves(xs))
 
 
+class InputError(EnvportError, TypeError):
+    """A state or key that is not what ``reset``/``step`` take."""
+
+
+INT32 = np.iinfo(np.int32)
+
+
 def _as_actions(action, shape: tuple[int, ...]) -> jax.Array:
-    a = jnp.asarray(action)
+    """``action`` as int32, checked *before* any cast: an integer array (not bool, float,
+    string) of ``shape`` whose values fit int32, so no value can wrap onto another action.
+    Under ``jit`` only what is static (shape, dtype) can be checked."""
+    if isinstance(action, jax.core.Tracer):
+        a = action
+    else:
+        try:
+            a = np.asarray(action)
+        except (TypeError, ValueError) as e:
+            raise ActionError(f"actions must be an array of integers, got {type(action).__name__}"
+                              f" ({e})") from None
+        if a.dtype.kind in "OUSV":  # objects, strings: no integer actions in there
+            raise ActionError(f"actions must be an array of integers, got {action!r}")
     if a.shape != shape:
         raise ActionError(f"actions must have shape {shape}, got {a.shape}")
-    if not jnp.issubdtype(a.dtype, jnp.integer):
+    if a.dtype == bool or not jnp.issubdtype(a.dtype, jnp.integer):
         raise ActionError(f"actions must be integers (int32), got dtype {a.dtype}")
-    return a.astype(jnp.int32)
+    if isinstance(a, np.ndarray):
+        out = (a < INT32.min) | (a > INT32.max)
+        if out.any():
+            i = int(np.flatnonzero(out.ravel())[0])
+            raise ActionError(f"action {a.ravel()[i]} (dtype {a.dtype}) does not fit int32: "
+                              f"actions are 0..{NUM_ACTIONS - 1}")
+    return jnp.asarray(a).astype(jnp.int32)
+
+
+def _check_key(key) -> None:
+    """``reset`` takes a JAX PRNG key: ``jax.random.PRNGKey(seed)`` (uint32[2], or [4] with
+    the rbg implementation) or ``jax.random.key(seed)``."""
+    dtype = getattr(key, "dtype", None)
+    if dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
+        if key.shape != ():
+            raise InputError(f"reset takes one key, got a batch of keys of shape {key.shape} "
+                             "(vmap reset for a batch)")
+        return
+    if dtype is None or np.dtype(dtype) != np.uint32 or tuple(key.shape) not in ((2,), (4,)):
+        got = type(key).__name__ if dtype is None else f"{np.dtype(dtype)}{list(key.shape)}"
+        raise InputError(f"reset takes a JAX PRNG key (jax.random.PRNGKey(seed), uint32[2], or "
+                         f"jax.random.key(seed)), got {got}")
+
+
+def _check_state(state, kind: type, env: str) -> None:
+    if not isinstance(state, kind):
+        raise InputError(f"{env}.step takes the state that reset/step returned (a "
+                         f"{kind.__name__}), got {type(state).__name__}"
+                         + (" (the TimeStep, not the state?)" if isinstance(state, TimeStep)
+                            else ""))
 
 
 def _sanitize(b: Battle, actions: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -116,10 +164,12 @@ class BattleEnv(Env):
                         truncated=jnp.bool_(False), legal_mask=legal.legal_mask(s.battle))
 
     def reset(self, key: jax.Array) -> tuple[BattleState, TimeStep]:
+        _check_key(key)
         s = new_state(key)
         return s, self._timestep(s)
 
     def step(self, state: BattleState, action) -> tuple[BattleState, TimeStep]:
+        _check_state(state, BattleState, "BattleEnv")
         actions = _as_actions(action, (2,))
         if self.checked and not _is_traced(state, actions):
             legal.check_actions(state.battle, np.asarray(actions))
@@ -163,6 +213,7 @@ class SingleAgentEnv(Env):
                         truncated=jnp.bool_(False), legal_mask=legal.legal_mask(s.battle)[me])
 
     def reset(self, key: jax.Array) -> tuple[SingleState, TimeStep]:
+        _check_key(key)
         k_battle, k_opp = jax.random.split(key)
         s = new_state(k_battle)  # turn 1 is a normal turn: the agent has a choice
         return SingleState(s, k_opp), self._timestep(s)
@@ -193,6 +244,7 @@ class SingleAgentEnv(Env):
         return s._replace(illegal=s.illegal.at[me].set(corrected)), key
 
     def step(self, state: SingleState, action) -> tuple[SingleState, TimeStep]:
+        _check_state(state, SingleState, "SingleAgentEnv")
         a = _as_actions(action, ())
         s = state.inner
         if self.checked and not _is_traced(state, a):
