@@ -66,7 +66,8 @@ def play_duels(showdown, pool, n: int, seed: int, include=(), moves=SUPPORTED_MO
         seed = rng.integers(0, 0x10000, 4).tolist()
         extra = {"pp": {"p1": pp(rng), "p2": pp(rng)}} if pp else {}
         started = showdown.request("start", format="gen1randombattle", seed=seed,
-                                   p1team=teams.pack_team([a]), p2team=teams.pack_team([b]), **extra)
+                                   p1team=teams.pack_team([a]), p2team=teams.pack_team([b]),
+                                   unvalidated=True, **extra)  # any move on any species
         battle, state = started["battle"], started["state"]
         # the JAX side starts from Showdown's first state and then carries its own state
         f1, f2 = (fighter(side["pokemon"][0], side["lastSelectedMoveSlot"], side) for side in state["sides"])

@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from pokejax import reference, showdown_battle, start, teams
+from pokejax import data, legality, reference, showdown_battle, start, teams
 
 FORMAT = reference.FORMAT
 _new = jax.jit(start.new_battle)
@@ -92,6 +92,9 @@ def test_check_catches_a_wrong_start(showdown, monkeypatch, broken):
         monkeypatch.setattr(start, "max_pp_table", lambda: table)
     seeds = reference.derive_seeds(7, 0)
     s1 = showdown.request("team", format=FORMAT, seed=seeds["p1"])["sets"]
-    s1[0] = {**s1[0], "moves": [*s1[0]["moves"][:3], "growl"]}  # a 40-PP move
+    moves, legal = data.load()["moves"], data.load()["validation"]["legalMoves"]
+    i, forty = next((i, m) for i, s in enumerate(s1) for m in sorted(legal[teams.to_id(s["species"])])
+                    if moves[m]["pp"] == 40 and m in legality.engine_moves() and m not in s["moves"])
+    s1[i] = {**s1[i], "moves": [*s1[i]["moves"][:3], forty]}  # a 40-PP move it can learn
     with pytest.raises(AssertionError):
         _check(showdown, s1, s1, seeds["battle"], new=jax.jit(lambda *a: start.new_battle(*a)))  # fresh trace

@@ -207,28 +207,7 @@ def test_encode_decode_round_trip_and_pack(showdown_sample):
         assert teams.pack_team(team_sets) == team_packed
 
 
-def test_encode_rejects_a_wrong_team_size():
-    with pytest.raises(teams.TeamError, match="6 sets"):
-        teams.encode_sets([])
-
-
-@pytest.mark.parametrize(("change", "message"), [
-    ({"species": "Mewthree"}, "unknown Gen 1 species 'Mewthree'"),
-    ({"species": "Togepi"}, "unknown Gen 1 species"),  # Gen 2
-    ({"moves": ["surf", "flamethrower2"]}, r"unknown Gen 1 move\(s\) \['flamethrower2'\]"),
-    ({"moves": []}, "1 to 4 moves"),
-    ({"moves": ["surf", "tackle", "growl", "thunder", "blizzard"]}, "1 to 4 moves"),
-    ({"level": 101}, "level must be an integer in 1..100"),
-    ({"evs": {"hp": 300}}, "evs must be integers in 0..255"),
-    ({"ivs": {"atk": -1}}, "ivs must be integers in 0..31"),
-])
-def test_encode_names_the_bad_set(showdown_sample, change, message):
-    """A malformed team is a clear ``TeamError`` naming the set and the problem, not a
-    KeyError from deep inside the encoder."""
-    sets = [dict(s) for s in showdown_sample[0][0]]
-    sets[2].update(change)
-    with pytest.raises(teams.TeamError, match=f"set 3 .*{message}"):
-        teams.encode_sets(sets)
+# bad teams and their errors: tests/test_legality.py
 
 
 def check_rules(team: teams.Team) -> None:

@@ -103,7 +103,16 @@ def start_prng(seed, lead_speeds) -> P.PrngState:
 
 def new_battle(team1: teams.Team, team2: teams.Team, seed) -> battle.Battle:
     """Showdown's battle after ``start`` for ``team1`` (p1) and ``team2`` (p2) and the battle
-    seed ``seed`` (uint32[4], each a 16-bit word as in ``"a,b,c,d"``)."""
+    seed ``seed`` (uint32[4], each a 16-bit word as in ``"a,b,c,d"``).
+
+    Concrete teams are checked first (``teams.team_array_problems``: indices, empty or repeated
+    moves, ranges) and a bad one raises ``TeamError``; under ``jit``/``vmap`` the values are not
+    known, and the teams are trusted (``sample_team`` and ``encode_sets`` make sound ones)."""
+    for side, team in (("team1", team1), ("team2", team2)):
+        if not any(isinstance(x, jax.core.Tracer) for x in team):
+            problems = teams.team_array_problems(team)
+            if problems:
+                raise teams.TeamError([f"{side}: {p}" for p in problems])
     team = jax.tree.map(lambda a, b: jnp.stack([a, b]), team_fighters(team1), team_fighters(team2))
     state = start_prng(jnp.asarray(seed, jnp.uint32), team.speed[:, 0])
     return battle.new_battle(team, state, turn=1)

@@ -38,7 +38,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from pokejax import data
+from pokejax import data, legality
+from pokejax.legality import TeamError, to_id  # noqa: F401  (both part of this module's API)
 
 TEAM_SIZE = 6
 MAX_MOVES = 4
@@ -91,11 +92,6 @@ class Tables(NamedTuple):
     uses_attack: np.ndarray  # (M,) bool
     keeps_attack: np.ndarray  # (M,) bool
     substitute: int
-
-
-def to_id(name: str) -> str:
-    """Showdown's ``toID``: lower case, letters and digits only."""
-    return re.sub(r"[^a-z0-9]+", "", name.lower())
 
 
 def _padded(lists: list[list[int]], width: int | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -288,39 +284,15 @@ def sample_team(key: jax.Array) -> Team:
 
 
 # -- Showdown set dicts ---------------------------------------------------------------------------
-class TeamError(ValueError):
-    """A team the Gen 1 engine cannot hold (wrong size, unknown species or move, bad level)."""
-
-
-def _check_set(i: int, s: dict[str, Any], si: dict, mi: dict) -> None:
-    where = f"set {i + 1} ({s.get('species', '?')})"
-    if to_id(str(s.get("species", ""))) not in si:
-        raise TeamError(f"{where}: unknown Gen 1 species {s.get('species')!r}")
-    moves = s.get("moves") or []
-    if not 1 <= len(moves) <= MAX_MOVES:
-        raise TeamError(f"{where}: a Pokémon has 1 to {MAX_MOVES} moves, got {len(moves)}")
-    unknown = [m for m in moves if to_id(m) not in mi]
-    if unknown:
-        raise TeamError(f"{where}: unknown Gen 1 move(s) {unknown}")
-    level = s.get("level") or 100
-    if not (isinstance(level, int) and 1 <= level <= 100):
-        raise TeamError(f"{where}: level must be an integer in 1..100, got {level!r}")
-    for key, top in (("evs", 255), ("ivs", 31)):  # the ranges Showdown sets use
-        values = (s.get(key) or {}).values()
-        if any(not isinstance(v, int) or not 0 <= v <= top for v in values):
-            raise TeamError(f"{where}: {key} must be integers in 0..{top}, got {s.get(key)}")
-
-
-def encode_sets(sets: list[dict[str, Any]]) -> Team:
-    """Showdown's set dicts (the ``team`` driver command's ``sets``) as a ``Team``; a set the
-    engine cannot hold raises ``TeamError`` naming the set and the problem."""
+def encode_sets(sets: list[dict[str, Any]], *, rules: bool = True) -> Team:
+    """Showdown's set dicts (the ``team`` driver command's ``sets``) as a ``Team``. A team that
+    Showdown's validator or the engine refuses raises ``TeamError`` listing every problem
+    (``legality.check_team``; ``rules=False`` judges only what the engine needs, for mechanics
+    tests). Missing EVs are 0 and missing IVs 31, as in a Showdown battle."""
     t = tables()
     si = {s: i for i, s in enumerate(t.species_ids)}
     mi = {m: i for i, m in enumerate(t.move_ids)}
-    if len(sets) != TEAM_SIZE:
-        raise TeamError(f"a team has {TEAM_SIZE} sets, got {len(sets)}")
-    for i, s in enumerate(sets):
-        _check_set(i, s, si, mi)
+    legality.check_team(sets, rules=rules)
     moves = np.full((TEAM_SIZE, MAX_MOVES), -1, np.int32)
     for i, s in enumerate(sets):
         moves[i, : len(s["moves"])] = [mi[to_id(m)] for m in s["moves"]]
@@ -331,6 +303,38 @@ def encode_sets(sets: list[dict[str, Any]]) -> Team:
         evs=jnp.asarray([[(s.get("evs") or {}).get(k, 0) for k in STATS] for s in sets], jnp.int32),
         ivs=jnp.asarray([[(s.get("ivs") or {}).get(k, 31) for k in STATS] for s in sets], jnp.int32),
     )
+
+
+def team_array_problems(team: Team) -> list[str]:
+    """What is wrong with a concrete ``Team`` (leading batch axes allowed) that the engine would
+    otherwise clamp or misread: indices out of the tables, a Pokémon with no move, a gap or a
+    duplicate among its moves, levels, EVs or IVs out of range. Empty when it is sound."""
+    t = tables()
+    a = Team(*(np.asarray(x) for x in team))
+    if a.species.shape[-1:] != (TEAM_SIZE,) or a.moves.shape[-2:] != (TEAM_SIZE, MAX_MOVES):
+        return [f"a Team has species (..., {TEAM_SIZE}) and moves (..., {TEAM_SIZE}, {MAX_MOVES}), "
+                f"got {a.species.shape} and {a.moves.shape}"]
+    out = []
+
+    def where(mask: np.ndarray, what: str, values: np.ndarray) -> None:
+        if mask.any():
+            at = tuple(int(i) for i in np.argwhere(mask)[0])
+            out.append(f"{what} at index {at}: {values[at]}")
+
+    n_species, n_moves = len(t.species_ids), len(t.move_ids)
+    where((a.species < 0) | (a.species >= n_species),
+          f"species index outside 0..{n_species - 1}", a.species)
+    where((a.moves < -1) | (a.moves >= n_moves), f"move index outside -1..{n_moves - 1}", a.moves)
+    where(a.moves[..., 0] < 0, "a Pokémon with no move (slot 0 is -1)", a.moves)
+    gap = (a.moves[..., :-1] < 0) & (a.moves[..., 1:] >= 0)
+    where(gap.any(-1), "a move after an empty slot (-1 slots come last)", a.moves)
+    same = (a.moves[..., :, None] == a.moves[..., None, :]) & (a.moves[..., :, None] >= 0)
+    dup = (same.sum(-1) > 1).any(-1)
+    where(dup, "a Pokémon with the same move twice", a.moves)
+    where((a.level < 1) | (a.level > 100), "level outside 1..100", a.level)
+    where((a.evs < 0) | (a.evs > 255), "EV outside 0..255", a.evs)
+    where((a.ivs < 0) | (a.ivs > 31), "IV outside 0..31", a.ivs)
+    return out
 
 
 def decode_team(team: Team) -> list[dict[str, Any]]:

@@ -172,6 +172,58 @@ function getBattle(id) {
   return b;
 }
 
+// Team validation, as pokejax/legality.py does offline: Showdown's validator for [Gen 1] Ubers
+// (gen1randombattle's Standard ruleset, no tier bans) on a copy of each set judged at level 100,
+// with missing EVs / IVs filled as the battle fills them (0 / 31), plus the refusals of what
+// Showdown would otherwise read as something else: an alias ("Pikachuu" for Pikachu), a level
+// outside 1..100 or not an integer, SpA and SpD IVs that differ (Showdown copies SpA over SpD).
+const VALIDATION_FORMAT = 'gen1ubers';
+const STAT_IDS = ['hp', 'atk', 'def', 'spa', 'spd', 'spe'];
+let validator = null;
+class TeamRefused extends Error {
+  constructor(side, problems) {
+    super(`Showdown's validator refuses the ${side} team: ${problems.join(' ')}`);
+    this.problems = problems;
+  }
+}
+function teamProblems(team) {
+  validator = validator || ps.TeamValidator.get(VALIDATION_FORMAT);
+  const dex = validator.dex;
+  const sets = typeof team === 'string' ? ps.Teams.unpack(team) : team;
+  if (!Array.isArray(sets)) return ['a team is a packed string or a list of sets'];
+  const problems = [];
+  const judged = sets.map((set, i) => {
+    const where = `set ${i + 1}`;
+    const species = dex.species.get(set.species);
+    if (!species.exists || species.id !== toID(set.species)) {
+      problems.push(`${where}: ${JSON.stringify(set.species)} is not a Gen 1 species` +
+                    (species.exists ? ` (Showdown would read it as ${species.name})` : ''));
+    }
+    if (!Array.isArray(set.moves)) problems.push(`${where}: moves must be a list of names`);
+    for (const m of Array.isArray(set.moves) ? set.moves : []) {
+      if (typeof m !== 'string' || !m) {
+        problems.push(`${where}: a move must be a name, got ${JSON.stringify(m)}`);
+        continue;
+      }
+      const move = dex.moves.get(m);
+      if (move.exists && move.id !== toID(m)) {
+        problems.push(`${where}: ${JSON.stringify(m)} is not a Gen 1 move (Showdown would read it as ${move.name})`);
+      }
+    }
+    const level = set.level ?? 100;
+    if (!Number.isInteger(level) || level < 1 || level > 100) {
+      problems.push(`${where}: level must be an integer in 1..100, got ${JSON.stringify(set.level)}`);
+    }
+    const ivs = Object.fromEntries(STAT_IDS.map(s => [s, set.ivs?.[s] ?? 31]));
+    if (ivs.spa !== ivs.spd) {
+      problems.push(`${where}: SpA IV ${ivs.spa} and SpD IV ${ivs.spd} differ; Gen 1 has one Special`);
+    }
+    const evs = Object.fromEntries(STAT_IDS.map(s => [s, set.evs?.[s] ?? 0]));
+    return {...set, moves: Array.isArray(set.moves) ? [...set.moves] : [], level: 100, evs, ivs};
+  });
+  return problems.concat(validator.validateTeam(judged) || []);
+}
+
 const commands = {
   version() {
     return require(path.join(path.resolve(process.argv[2]), 'package.json')).version;
@@ -188,6 +240,10 @@ const commands = {
     prng.shuffle(items);
     return {items, seed: prng.getSeed()};
   },
+  // the problems Showdown's validator finds in a team (packed or sets), [] when legal
+  validate({team}) {
+    return teamProblems(team);
+  },
   team({format, seed}) {
     const gen = ps.Teams.getGenerator(format, toSeed(seed));
     const team = gen.getTeam();
@@ -196,7 +252,15 @@ const commands = {
   // trace: record every PRNG draw with the call sites that made it (see drawTrace)
   // pp (optional): {p1: [pp of each move slot of the first Pokémon], p2: [...]} set after the
   // battle starts (tests reach 0 PP and Struggle without playing dozens of turns)
-  start({format, seed, p1team, p2team, trace, pp}) {
+  // unvalidated: skip the team validator (mechanics tests give a species any move the engine
+  // has, which a battle plays and the validator refuses); every other caller is validated
+  start({format, seed, p1team, p2team, trace, pp, unvalidated}) {
+    if (!unvalidated) {
+      for (const [side, team] of [['p1', p1team], ['p2', p2team]]) {
+        const problems = teamProblems(team);
+        if (problems.length) throw new TeamRefused(side, problems);
+      }
+    }
     const b = new ps.Battle({formatid: format, seed: toSeed(seed)});
     if (trace) traceDraws(b);
     b.setPlayer('p1', {name: 'p1', team: p1team});
@@ -579,7 +643,10 @@ rl.on('line', line => {
     if (!fn) throw new Error(`unknown command ${req.cmd}`);
     process.stdout.write(JSON.stringify({id: req.id, ok: true, result: fn(req.args || {})}) + '\n');
   } catch (e) {
-    process.stdout.write(JSON.stringify({id: req.id, ok: false, error: String(e && e.stack || e)}) + '\n');
+    const reply = e instanceof TeamRefused
+      ? {id: req.id, ok: false, error: e.message, problems: e.problems}
+      : {id: req.id, ok: false, error: String(e && e.stack || e)};
+    process.stdout.write(JSON.stringify(reply) + '\n');
   }
 });
 rl.on('close', () => process.exit(0));
