@@ -254,3 +254,47 @@ def test_progress_bar_writes_to_stderr(tmp_path: Path, capsys) -> None:
     run_bench(jax_port(), tmp_path, batch_sizes=(1,), min_seconds=0.01, progress=True)
     cap = capsys.readouterr()
     assert "bench fakeenv" in cap.err and cap.out == ""
+
+
+def _row(n, ref, cand):
+    return {"num_envs": n, "reference_sps": ref, "candidate_sps": cand}
+
+
+def test_best_of_each_side_pairs_bests_across_targets() -> None:
+    """Best against best: at each size the best reference and the best candidate may come from
+    different targets; the headline ratio is best candidate over best reference over all sizes,
+    never the ratio at the size where one reference run dipped."""
+    from envport.bench import best_of_each_side
+
+    report = {"batch_sizes": [1, 8], "targets": {
+        "one": {"workload": "w", "rows": [_row(1, 100.0, 50.0), _row(8, 40.0, 800.0)]},
+        "many": {"workload": "w", "rows": [_row(1, 150.0, 30.0), _row(8, 180.0, 900.0)]},
+        "alone": {"workload": "other", "rows": [_row(1, 1.0, 1.0), _row(8, 1.0, 1.0)]},
+        "untagged": {"rows": [_row(1, 1e9, 1e9), _row(8, 1e9, 1e9)]},
+    }}
+    best = best_of_each_side(report)
+    assert list(best) == ["w"]  # a workload of one target has no "best of" table
+    g = best["w"]
+    assert g["rows"][0] == {"num_envs": 1, "reference_sps": 150.0, "reference_target": "many",
+                            "candidate_sps": 50.0, "candidate_target": "one", "ratio": 50 / 150}
+    assert g["rows"][1]["ratio"] == 900 / 180  # not 800 / 40, where "one"'s reference dipped
+    o = g["overall"]
+    assert (o["reference_sps"], o["reference_target"], o["reference_num_envs"]) == (180.0, "many", 8)
+    assert (o["candidate_sps"], o["candidate_num_envs"]) == (900.0, 8)
+    assert o["ratio_of_bests"] == 5.0
+
+
+def test_report_has_best_of_each_side_for_a_shared_workload(tmp_path: Path) -> None:
+    port = jax_port(("a", "b"))
+    for t in port.bench:
+        t.workload = "counting"
+    report = run_bench(port, tmp_path, batch_sizes=[4], min_seconds=MIN_S, progress=False)
+    g = report["best"]["counting"]
+    (row,) = g["rows"]
+    refs = [report["targets"][n]["rows"][0]["reference_sps"] for n in ("a", "b")]
+    assert row["reference_sps"] == max(refs)
+    assert g["overall"]["ratio_of_bests"] == pytest.approx(
+        max(report["targets"][n]["rows"][0]["candidate_sps"] for n in ("a", "b")) / max(refs))
+    md = (tmp_path / "fakeenv" / "bench.md").read_text()
+    assert "## Best of each side: counting" in md and "Ratio of bests" in md
+    assert json.loads((tmp_path / "fakeenv" / "bench.json").read_text())["best"]["counting"]

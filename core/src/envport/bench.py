@@ -280,9 +280,11 @@ def run_bench(
                 bar.set_postfix_str(f"{target.name} num_envs={n}")
                 rows.append(_bench_row(target, n, min_seconds, oom))
                 bar.update(1)
-            report["targets"][target.name] = {"how_actions": target.how_actions, "rows": rows}
+            report["targets"][target.name] = {"how_actions": target.how_actions, "rows": rows,
+                                              "workload": target.workload}
     finally:
         bar.close()
+    report["best"] = best_of_each_side(report)
 
     dest = Path(out_dir) / port.name
     dest.mkdir(parents=True, exist_ok=True)
@@ -290,6 +292,48 @@ def run_bench(
     (dest / "bench.md").write_text(render_markdown(report))
     plot(report, dest / "bench.png")
     return report
+
+
+def _best(report: dict[str, Any], names: list[str], side: str,
+          n: int | None) -> tuple[float | None, str | None, int | None]:
+    """(steps/s, target, num_envs) of ``side``'s best row over ``names`` (at ``n`` if given)."""
+    found = [(r[f"{side}_sps"], name, r["num_envs"]) for name in names
+             for r in report["targets"][name]["rows"]
+             if r[f"{side}_sps"] and (n is None or r["num_envs"] == n)]
+    return max(found) if found else (None, None, None)
+
+
+def best_of_each_side(report: dict[str, Any]) -> dict[str, Any]:
+    """Per workload shared by several targets: at each batch size the best reference and the
+    best candidate over those targets (each with the target it came from) and their ratio, and
+    over all batch sizes the best of each side and the ratio of bests. Best against best:
+    neither side is quoted where the other happened to dip."""
+    groups: dict[str, list[str]] = {}
+    for name, t in report["targets"].items():
+        if t.get("workload"):
+            groups.setdefault(t["workload"], []).append(name)
+    out: dict[str, Any] = {}
+    for workload, names in groups.items():
+        if len(names) < 2:
+            continue
+
+        rows = []
+        for n in report["batch_sizes"]:
+            (ref, ref_t, _) = _best(report, names, "reference", n)
+            (cand, cand_t, _) = _best(report, names, "candidate", n)
+            rows.append({"num_envs": n, "reference_sps": ref, "reference_target": ref_t,
+                         "candidate_sps": cand, "candidate_target": cand_t,
+                         "ratio": cand / ref if ref and cand else None})
+        ref, ref_t, ref_n = _best(report, names, "reference", None)
+        cand, cand_t, cand_n = _best(report, names, "candidate", None)
+        out[workload] = {
+            "targets": names, "rows": rows,
+            "overall": {"reference_sps": ref, "reference_target": ref_t, "reference_num_envs": ref_n,
+                        "candidate_sps": cand, "candidate_target": cand_t,
+                        "candidate_num_envs": cand_n,
+                        "ratio_of_bests": cand / ref if ref and cand else None},
+        }
+    return out
 
 
 def _fmt_sps(x: float | None) -> str:
@@ -327,6 +371,22 @@ def render_markdown(report: dict[str, Any]) -> str:
                 f"| {r['num_envs']} | {_fmt_sps(r['reference_sps'])} | "
                 f"{_fmt_sps(r['candidate_sps'])} | {ratio} | {comp} | {note} |"
             )
+    for workload, g in (report.get("best") or {}).items():
+        o = g["overall"]
+        ratio = "—" if o["ratio_of_bests"] is None else f"{o['ratio_of_bests']:,.1f}×"
+        lines += ["", f"## Best of each side: {workload}", "",
+                  f"Over the targets {', '.join(g['targets'])}. Ratio of bests over all batch "
+                  f"sizes: **{ratio}** (candidate {_fmt_sps(o['candidate_sps'])} steps/s, "
+                  f"{o['candidate_target']}, num_envs {o['candidate_num_envs']}; reference "
+                  f"{_fmt_sps(o['reference_sps'])} steps/s, {o['reference_target']}, "
+                  f"num_envs {o['reference_num_envs']}).", "",
+                  "| num_envs | best reference steps/s | from | best candidate steps/s | from "
+                  "| ratio of bests |", "|---:|---:|---|---:|---|---:|"]
+        for r in g["rows"]:
+            ratio = "—" if r["ratio"] is None else f"{r['ratio']:,.2f}×"
+            lines.append(f"| {r['num_envs']} | {_fmt_sps(r['reference_sps'])} | "
+                         f"{r['reference_target'] or '—'} | {_fmt_sps(r['candidate_sps'])} | "
+                         f"{r['candidate_target'] or '—'} | {ratio} |")
     return "\n".join(lines) + "\n"
 
 

@@ -128,6 +128,10 @@ class BenchTarget:
     ``reference_stepper(num_envs)`` returns ``(step(actions), close())`` driving the raw
     reference; ``candidate_rollout(num_envs)`` returns ``(run(steps) -> None, compile_s)``
     where ``run`` executes ``steps`` batched steps and blocks until done.
+
+    ``workload``: targets that name the same workload run the same env-steps in different
+    setups (one reference process or N, one device or all); the report then also gives the
+    best of each side at each batch size and the ratio of bests (``bench.best_of_each_side``).
     """
 
     name: str
@@ -135,6 +139,7 @@ class BenchTarget:
     candidate_rollout: Callable[[int], tuple[Callable[[int], None], float]]
     sample_actions: ActionSampler
     how_actions: str = ""
+    workload: str | None = None
 
 
 @dataclass

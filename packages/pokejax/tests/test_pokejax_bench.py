@@ -21,16 +21,32 @@ def _showdown_installed():
 def test_reference_stepper_plays_in_node_over_capped_live_battles():
     s = bench._RefStepper(5, max_live=2)
     try:
-        assert s.live == 2
         rng = np.random.default_rng(1)
         for _ in range(60):
             s.step(sample_actions(rng, 5))
         assert s.decisions == 60 * 5
-        assert s.battles > 2  # 300 decisions over 2 battles: some ended and were replaced
         with pytest.raises(ValueError, match="5 x 2 actions"):
             s.step(np.zeros((4, 2), np.int32))
     finally:
         s.close()
+
+
+def test_reference_in_processes_splits_the_batch():
+    """Two processes play their shares of five envs per step, each from its own run seed."""
+    s = bench._RefStepper(5, processes=2)
+    try:
+        assert len(s.procs) == 2 and s.bounds.tolist() in ([0, 2, 5], [0, 3, 5])
+        rng = np.random.default_rng(1)
+        for _ in range(20):
+            s.step(sample_actions(rng, 5))
+        assert s.decisions == 20 * 5
+    finally:
+        s.close()
+    one = bench._RefStepper(1, processes=4)  # never more processes than envs
+    try:
+        assert len(one.procs) == 1
+    finally:
+        one.close()
 
 
 def test_candidate_rollout_resets_ended_battles():
@@ -47,12 +63,14 @@ def test_candidate_rollout_resets_ended_battles():
     assert resets > 0  # 150 decisions of 8 random battles: some ended
 
 
-def test_bench_target_runs_end_to_end(tmp_path):
-    (target,) = PORT.bench
+def test_bench_targets_run_end_to_end(tmp_path):
     report = run_bench(PORT, tmp_path, batch_sizes=[2], min_seconds=0.05, progress=False)
-    (row,) = report["targets"][target.name]["rows"]
-    assert row["skipped"] is None
-    assert row["reference_sps"] > 0 and row["candidate_sps"] > 0 and row["ratio"] > 0
-    assert row["compile_s"] > 0
+    for target in PORT.bench:
+        (row,) = report["targets"][target.name]["rows"]
+        assert row["skipped"] is None
+        assert row["reference_sps"] > 0 and row["candidate_sps"] > 0 and row["ratio"] > 0
+        assert row["compile_s"] > 0
+    if len(PORT.bench) > 1:  # one process per core as the second setup: best of each side
+        assert report["best"]["gen1randombattle, random legal play"]["overall"]["ratio_of_bests"] > 0
     assert json.loads((tmp_path / "pokejax" / "bench.json").read_text())["env"] == "pokejax"
     assert (tmp_path / "pokejax" / "bench.md").exists()

@@ -1,12 +1,13 @@
-"""``envport bench pokejax``: one Showdown process against ``jit(vmap(battle.step))``.
+"""``envport bench pokejax``: Showdown in 1 and N processes against ``jit(vmap(battle.step))``
+on 1 and N XLA devices (``port._bench_targets``; the report pairs the best of each side).
 
 One env-step is one *decision point* of one battle (Showdown's request loop: both sides
 choose at once, or only the forced side(s) during a forced switch), on both sides.
 
-* Reference (``reference_stepper``): **one Node process running pokemon-showdown and nothing
-  else per decision** — the driver's ``bench_start`` keeps ``REFERENCE_MAX_LIVE`` battle(s)
-  in the process and ``bench_step`` plays the ``num_envs`` decisions of a batched step on
-  them: each side with a request plays the ``(k mod n)``-th of its ``n`` legal actions
+* Reference (``reference_stepper``): **Node processes running pokemon-showdown and nothing
+  else per decision** (1, or one per core, side by side) — the driver's ``bench_start`` keeps
+  ``REFERENCE_MAX_LIVE`` battle(s) in each process and ``bench_step`` plays each process's
+  share of the ``num_envs`` decisions of a batched step on them: each side with a request plays the ``(k mod n)``-th of its ``n`` legal actions
   (Showdown's own request; ``k`` from the harness, uniform, so the choice is uniform over the
   legal actions), ``Battle.choose`` runs the turn; an ended battle is replaced at once by a new
   one whose two teams come from a pool of ``RESET_POOL`` pairs that Showdown's
@@ -53,48 +54,68 @@ RUN_SEED = 0
 RESET_POOL = 1024  # start battles the candidate resets from
 
 HOW_ACTIONS = (
-    "One env-step = one decision point of one battle. Reference: one pokemon-showdown Node "
-    f"process playing the decisions itself ({REFERENCE_MAX_LIVE} live battle(s), "
-    f"{REFERENCE_WARMUP} warm-up decisions untimed; each side plays the (k mod n)-th of its n legal actions from Showdown's "
-    "request, k uniform from the harness; no state export; ended battles replaced at once by "
-    f"new ones with teams from a pool of {RESET_POOL} Showdown-generated pairs made up front). "
-    "Candidate: jit(fori_loop(one jax.random.bits "
+    "One env-step = one decision point of one battle. Reference: pokemon-showdown Node "
+    "process(es) playing the decisions themselves (the target's count, side by side, each its "
+    f"share of the batch over {REFERENCE_MAX_LIVE} live battle(s), "
+    f"{REFERENCE_WARMUP} warm-up decisions untimed; each side plays the (k mod n)-th of its n "
+    "legal actions from Showdown's request, k uniform from the harness; no state export; ended "
+    f"battles replaced at once by new ones with teams from a pool of {RESET_POOL} "
+    "Showdown-generated pairs made up front). Candidate: jit(fori_loop(one jax.random.bits "
     "call per batch, the same (k mod n)-th legal action from legal.legal_mask, "
     "vmap(battle.step), auto-reset of ended battles from a pool of "
     f"{RESET_POOL} start battles drawn once in JAX (teams.sample_team + start.new_battle) "
-    "with a fresh random battle seed)), the batch split over every local JAX device (pmap; "
+    "with a fresh random battle seed)), the batch split over the target's JAX devices (pmap; "
     "the bench session runs XLA:CPU with one device per core).")
 
 
 class _RefStepper:
-    """``num_envs`` env-steps per call, played inside one Showdown process over
-    ``min(num_envs, max_live)`` live battles (the driver's ``bench_start`` / ``bench_step``)."""
+    """``num_envs`` env-steps per call, played by ``processes`` Showdown processes at once: each
+    keeps ``REFERENCE_MAX_LIVE`` battle(s) (the driver's ``bench_start``) and plays its share of
+    the batch (``bench_step``); the requests go out to all before any answer is read, so the
+    processes run side by side (Showdown is single-threaded: N processes is how a user runs it
+    on N cores). Process ``p`` draws its battles from run seed ``RUN_SEED + p``."""
 
-    def __init__(self, num_envs: int, max_live: int = REFERENCE_MAX_LIVE):
+    def __init__(self, num_envs: int, processes: int = 1, max_live: int = REFERENCE_MAX_LIVE):
         self.num_envs = int(num_envs)
-        self.live = min(self.num_envs, int(max_live))
-        self.sd = Showdown()
-        self.sd.request("bench_start", format=FORMAT, seed=derive_seeds(RUN_SEED)["battle"],
-                        live=self.live, teamPool=RESET_POOL)
-        warm = np.random.default_rng(RUN_SEED).integers(0, backends.ACTION_CHOICES, (REFERENCE_WARMUP, 2))
-        self.sd.request("bench_step", ks=warm.reshape(-1).tolist())
+        n = max(1, min(int(processes), self.num_envs))
+        # process p plays envs [bounds[p], bounds[p + 1]) of every batched step
+        self.bounds = np.linspace(0, self.num_envs, n + 1).round().astype(int)
+        self.procs: list[Showdown] = []
+        try:
+            for p in range(n):
+                sd = Showdown()
+                self.procs.append(sd)
+                share = int(self.bounds[p + 1] - self.bounds[p])
+                sd.request("bench_start", format=FORMAT, seed=derive_seeds(RUN_SEED + p)["battle"],
+                           live=min(share, int(max_live)), teamPool=RESET_POOL)
+            rng = np.random.default_rng(RUN_SEED)
+            warm = rng.integers(0, backends.ACTION_CHOICES, (REFERENCE_WARMUP * 2,))
+            self._all("bench_step", [{"ks": warm.tolist()}] * n)
+        except BaseException:
+            self.close()
+            raise
         self.decisions = 0
-        self.battles = self.live
+
+    def _all(self, cmd: str, args: list[dict]) -> list:
+        for sd, a in zip(self.procs, args, strict=True):
+            sd.post(cmd, **a)
+        return [sd.reply() for sd in self.procs]
 
     def step(self, actions) -> None:
         ks = np.asarray(actions, np.int64).reshape(-1)
         if ks.size != 2 * self.num_envs:
             raise ValueError(f"expected {self.num_envs} x 2 actions, got shape {np.shape(actions)}")
-        res = self.sd.request("bench_step", ks=ks.tolist())
-        self.decisions += res["decisions"]
-        self.battles = res["started"]
+        b = self.bounds
+        parts = [{"ks": ks[2 * b[p]: 2 * b[p + 1]].tolist()} for p in range(len(self.procs))]
+        self.decisions += sum(r["decisions"] for r in self._all("bench_step", parts))
 
     def close(self) -> None:
-        self.sd.close()
+        for sd in self.procs:
+            sd.close()
 
 
-def reference_stepper(num_envs: int, max_live: int = REFERENCE_MAX_LIVE):
-    s = _RefStepper(num_envs, max_live)
+def reference_stepper(num_envs: int, processes: int = 1, max_live: int = REFERENCE_MAX_LIVE):
+    s = _RefStepper(num_envs, processes, max_live)
     return s.step, s.close
 
 
@@ -146,24 +167,25 @@ def _batched_step(carry, pool: B.Battle, step_fn=B.step):
     return nb, key, t + 1
 
 
-def shards(num_envs: int) -> int:
-    """Devices the batch is split over: every local device when they divide it evenly, else 1.
+def shards(num_envs: int, max_devices: int | None = None) -> int:
+    """Devices the batch is split over: every local device (at most ``max_devices``) when they
+    divide it evenly, else 1.
 
     On CPU, JAX sees one device unless told otherwise; ``nox -s bench-pokejax`` runs with
     ``--xla_force_host_platform_device_count`` = the core count, so each core steps its own
     shard (one XLA:CPU device per core beats one device splitting each of the ~2,000 small
     kernels of a step across the cores: ~1.6x on the 2-core VM)."""
-    d = jax.local_device_count()
+    d = min(jax.local_device_count(), max_devices or jax.local_device_count())
     return d if num_envs % d == 0 else 1
 
 
-def sharded(body, num_envs: int, seed: int = RUN_SEED):
+def sharded(body, num_envs: int, seed: int = RUN_SEED, max_devices: int | None = None):
     """``(run, carry)`` for ``num_envs`` battles split over ``shards(num_envs)`` devices:
     ``run(carry, k)`` = ``k`` steps of ``body`` (a batched step of one shard's carry
     ``(battles, key, t)``) in a jitted ``fori_loop`` per device (``pmap``, traced ``k``: no
     recompile per ``k``); ``carry`` starts from the start pool."""
     pool = start_pool()
-    d = shards(num_envs)
+    d = shards(num_envs, max_devices)
     per = num_envs // d
     battles = jax.tree.map(
         lambda x: x[np.arange(num_envs) % RESET_POOL].reshape((d, per) + x.shape[1:]), pool)
@@ -180,10 +202,12 @@ def sharded(body, num_envs: int, seed: int = RUN_SEED):
     return run, jax.block_until_ready(carry)
 
 
-def candidate_rollout(num_envs: int, seed: int = RUN_SEED, step_fn=B.step):
+def candidate_rollout(num_envs: int, seed: int = RUN_SEED, step_fn=B.step,
+                      max_devices: int | None = None):
     """``(run(k), compile_s)``: ``run`` plays ``k`` batched steps and blocks until done (the
-    batch split over devices, see ``sharded``)."""
-    run, carry = sharded(lambda c, pool: _batched_step(c, pool, step_fn), num_envs, seed)
+    batch split over at most ``max_devices`` devices, see ``sharded``)."""
+    run, carry = sharded(lambda c, pool: _batched_step(c, pool, step_fn), num_envs, seed,
+                         max_devices)
     holder = {"carry": carry}
     t0 = time.perf_counter()
     holder["carry"] = jax.block_until_ready(run(holder["carry"], jnp.int32(1)))
@@ -193,3 +217,42 @@ def candidate_rollout(num_envs: int, seed: int = RUN_SEED, step_fn=B.step):
         holder["carry"] = jax.block_until_ready(run(holder["carry"], jnp.int32(k)))
 
     return steps, compile_s
+
+
+def candidate_only(batch_sizes, min_seconds: float) -> dict:
+    """The candidate side alone at each batch size on every local device (the GPU machine has
+    JAX but no node: its Showdown figures come from ``./dev bench-pokejax`` on a CPU host)."""
+    from envport.bench import host_info, measure_candidate
+
+    rows = []
+    for n in batch_sizes:
+        run, compile_s = candidate_rollout(int(n))
+        sps, steps, secs, k = measure_candidate(run, int(n), min_seconds)
+        rows.append({"num_envs": int(n), "candidate_sps": sps, "compile_s": compile_s,
+                     "steps_timed": steps, "seconds": secs, "steps_per_call": k,
+                     "devices": shards(int(n))})
+        print(f"num_envs {n}: {sps:,.0f} decisions/s (compile {compile_s:.1f} s)", flush=True)
+    return {"host": host_info(), "backend": jax.default_backend(),
+            "devices": [str(d) for d in jax.local_devices()], "how_actions": HOW_ACTIONS,
+            "rows": rows}
+
+
+def main(argv=None) -> None:
+    import argparse
+    import json
+    from pathlib import Path
+
+    p = argparse.ArgumentParser(prog="python -m pokejax.bench",
+                                description="pokejax's side of the benchmark alone (GPU script)")
+    p.add_argument("--batch-sizes", default="2048,8192,32768,131072")
+    p.add_argument("--min-seconds", type=float, default=5.0)
+    p.add_argument("--out", type=Path, default=Path("reports/pokejax/bench_candidate.json"))
+    a = p.parse_args(argv)
+    report = candidate_only([int(x) for x in a.batch_sizes.split(",")], a.min_seconds)
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    a.out.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"written {a.out}")
+
+
+if __name__ == "__main__":
+    main()

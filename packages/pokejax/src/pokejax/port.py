@@ -193,17 +193,35 @@ def _l4(episodes: int = 10_000, margin: float = 0.02,
     )
 
 
-def _bench(name: str = "gen1randombattle, random legal play") -> BenchTarget:
-    """Turns (decision points) per second; see ``pokejax/bench.py`` for both sides."""
+BENCH_WORKLOAD = "gen1randombattle, random legal play"
+
+
+def _bench_targets() -> list[BenchTarget]:
+    """Decision points per second; see ``pokejax/bench.py`` for both sides. Two setups of one
+    workload, so the report pairs the best of each side: one Showdown process against the engine
+    on one XLA device, and Showdown in one process per core (it is single-threaded; that is how
+    a user runs it on N cores) against the engine on every local device (one per core under
+    ``nox -s bench-pokejax``; the GPU on a GPU machine)."""
+    import functools
+    import os
+
     from pokejax import bench
 
-    return BenchTarget(
-        name=name,
-        reference_stepper=bench.reference_stepper,
-        candidate_rollout=bench.candidate_rollout,
-        sample_actions=sample_actions,
-        how_actions=bench.HOW_ACTIONS,
-    )
+    cores = os.cpu_count() or 1
+    setups = [("Showdown 1 process, pokejax 1 device", 1, 1)]
+    if cores > 1:
+        setups.append((f"Showdown {cores} processes, pokejax every device", cores, None))
+    return [
+        BenchTarget(
+            name=name,
+            reference_stepper=functools.partial(bench.reference_stepper, processes=procs),
+            candidate_rollout=functools.partial(bench.candidate_rollout, max_devices=devices),
+            sample_actions=sample_actions,
+            how_actions=bench.HOW_ACTIONS,
+            workload=BENCH_WORKLOAD,
+        )
+        for name, procs, devices in setups
+    ]
 
 
 PORT = EnvPort(
@@ -217,7 +235,7 @@ PORT = EnvPort(
     l2=[_l2(), _l2_crafted()],
     l3=[_l3(), _l3_switching()],
     l4=[_l4()],
-    bench=[_bench()],
+    bench=_bench_targets(),
     plan=PLAN,
     notes={"status": "engine covers every gen1randombattle move; L1-L4 pass; speed and its "
                      "profile in docs/benchmarks.md"},
