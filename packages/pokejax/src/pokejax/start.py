@@ -109,10 +109,13 @@ def new_battle(team1: teams.Team, team2: teams.Team, seed) -> battle.Battle:
     moves, ranges) and a bad one raises ``TeamError``; under ``jit``/``vmap`` the values are not
     known, and the teams are trusted (``sample_team`` and ``encode_sets`` make sound ones)."""
     for side, team in (("team1", team1), ("team2", team2)):
-        if not any(isinstance(x, jax.core.Tracer) for x in team):
-            problems = teams.team_array_problems(team)
-            if problems:
-                raise teams.TeamError([f"{side}: {p}" for p in problems])
+        try:
+            concrete = teams.Team(*(np.asarray(x) for x in team))
+        except jax.errors.TracerArrayConversionError:  # traced: values unknown, trusted
+            continue
+        problems = teams.team_array_problems(concrete)
+        if problems:
+            raise teams.TeamError([f"{side}: {p}" for p in problems])
     team = jax.tree.map(lambda a, b: jnp.stack([a, b]), team_fighters(team1), team_fighters(team2))
     state = start_prng(jnp.asarray(seed, jnp.uint32), team.speed[:, 0])
     return battle.new_battle(team, state, turn=1)
