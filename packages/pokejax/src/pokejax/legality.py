@@ -158,7 +158,7 @@ def set_problems(i: int, s: Any, rules: bool = True) -> list[str]:
         out += [f"{where}: {p}" for p in bad]
         if not bad:
             out += [f"{where}: {p}" for p in _move_problems(name, sid, list(moves), rules)]
-    level = s.get("level", MAX_LEVEL) if s.get("level") is not None else MAX_LEVEL
+    level = MAX_LEVEL if s.get("level") is None else s["level"]  # left out: 100, as Showdown
     bad_level = _int_problem("level", level, 1, MAX_LEVEL)
     if bad_level:
         out.append(f"{where}: {bad_level} (leave it out for {MAX_LEVEL})")
