@@ -149,13 +149,24 @@ def _tie_draw(state: P.PrngState, actives: Fighter, go) -> P.PrngState:
     return P.select(go & tie, drawn, state)
 
 
+#: Fields a benched record always holds at their cleared value (``duel.switched_out``: stages,
+#: volatiles, Transform, Substitute, a charged move, lastMove): every record is cleared as it
+#: leaves the field or faints, and starts cleared. The switch neither reads nor writes them in
+#: the bench (equal values; ``tests/test_battle.py`` checks the invariant along battles).
+BENCH_CLEARED = ("boosts", "confused", "confusion_time", "flinched", "must_recharge", "volatiles",
+                 "transformed", "sub_hp", "twoturn", "last_move")
+
+
 def _incoming(bench: Fighter, actives: Fighter, slots) -> Fighter:
     """The records each side would switch in from team slot ``slots[side]``: ``pokemon.speed``
     refreshed (``insertChoice`` of its ``runSwitch``), the side's ``lastSelectedMoveSlot`` 0
     (Gen 1 ``runSwitch``) and the side's selections handed over (they belong to the side)."""
     mask = jnp.arange(1, 6)[None, :] == slots[:, None]  # bool[2, 5]: both sides at once
-    new = jax.tree.map(lambda x: _pick(x, mask, axes=1), bench)
+    new = Fighter(**{k: None if k in BENCH_CLEARED else _pick(getattr(bench, k), mask, axes=1)
+                     for k in Fighter._fields})
+    cleared = jax.vmap(switched_out)(actives)  # constants there (zeros, -1): folded by XLA
     return new._replace(speed=new.modified[:, 4], last_slot=jnp.zeros(2, jnp.int32),
+                        **{k: getattr(cleared, k) for k in BENCH_CLEARED},
                         **{k: getattr(actives, k) for k in SIDE_FIELDS})
 
 
@@ -172,7 +183,8 @@ def _swap_out(bench: Fighter, outgoing: Fighter, slots, switched) -> Fighter:
     # both sides in one select per leaf (slicing per side and stacking back cost ~1/3 of the
     # whole step on XLA:CPU)
     mask = (jnp.arange(1, 6)[None, :] == slots[:, None]) & switched[:, None]  # bool[2, 5]
-    return jax.tree.map(lambda x, c: _place(x, mask, c[:, None]), bench, cleared)
+    return bench._replace(**{k: _place(getattr(bench, k), mask, getattr(cleared, k)[:, None])
+                             for k in Fighter._fields if k not in BENCH_CLEARED})
 
 
 def _switch_in(actives: Fighter, incoming: Fighter, side, go) -> Fighter:
