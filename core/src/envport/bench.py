@@ -316,7 +316,6 @@ def best_of_each_side(report: dict[str, Any]) -> dict[str, Any]:
     for workload, names in groups.items():
         if len(names) < 2:
             continue
-
         rows = []
         for n in report["batch_sizes"]:
             (ref, ref_t, _) = _best(report, names, "reference", n)

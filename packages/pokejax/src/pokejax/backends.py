@@ -60,6 +60,7 @@ from pokejax import (
 )
 from pokejax import battle as B
 from pokejax.codec import STATUSES
+from pokejax.legality import engine_moves
 from pokejax.showdown import Showdown, ShowdownError
 
 FORMAT = reference.FORMAT
@@ -90,10 +91,6 @@ def random_battle_moves() -> frozenset[str]:
             if isinstance(value, list):
                 out.update(value)
     return frozenset(out)
-
-
-def engine_moves() -> frozenset[str]:
-    return frozenset(duel.SUPPORTED_MOVES)
 
 
 def unsupported_moves() -> frozenset[str]:

@@ -7,9 +7,10 @@ choose at once, or only the forced side(s) during a forced switch), on both side
 * Reference (``reference_stepper``): **Node processes running pokemon-showdown and nothing
   else per decision** (1, or one per core, side by side) — the driver's ``bench_start`` keeps
   ``REFERENCE_MAX_LIVE`` battle(s) in each process and ``bench_step`` plays each process's
-  share of the ``num_envs`` decisions of a batched step on them: each side with a request plays the ``(k mod n)``-th of its ``n`` legal actions
-  (Showdown's own request; ``k`` from the harness, uniform, so the choice is uniform over the
-  legal actions), ``Battle.choose`` runs the turn; an ended battle is replaced at once by a new
+  share of the ``num_envs`` decisions of a batched step on them: each side with a request
+  plays the ``(k mod n)``-th of its ``n`` legal actions (Showdown's own request; ``k`` from
+  the harness, uniform, so the choice is uniform over the legal actions), ``Battle.choose``
+  runs the turn; an ended battle is replaced at once by a new
   one whose two teams come from a pool of ``RESET_POOL`` pairs that Showdown's
   ``gen1randombattle`` generator made up front (untimed; the candidate resets from a pool of
   the same size, so neither side generates teams in the timed loop). No state is exported: the

@@ -56,7 +56,6 @@ def _rules() -> dict:
         "legal": {s: frozenset(ms) for s, ms in v["legalMoves"].items()},
         "refusals": v["refusals"],
         "complex": [(s, frozenset(ms)) for s, *ms in v["complexBans"]],
-        "format": v["format"],
     }
 
 
@@ -67,11 +66,11 @@ def engine_moves() -> frozenset[str]:
     return frozenset(duel.SUPPORTED_MOVES)
 
 
-def _name_problem(kind: str, value: Any, known: dict, extra: str = "") -> str | None:
+def _name_problem(kind: str, value: Any, known: dict) -> str | None:
     if not isinstance(value, str) or not value:
         return f"{kind} must be a name (a non-empty string), got {value!r}"
     if to_id(value) not in known:
-        return f"{value!r} is not a Gen 1 {kind}{extra}"
+        return f"{value!r} is not a Gen 1 {kind}"
     return None
 
 

@@ -39,11 +39,14 @@ import jax.numpy as jnp
 import numpy as np
 
 from pokejax import data, legality
-from pokejax.legality import TeamError, to_id  # noqa: F401  (both part of this module's API)
+from pokejax.legality import (  # noqa: F401  (TeamError, to_id: part of this module's API)
+    MAX_MOVES,
+    STATS,
+    TEAM_SIZE,
+    TeamError,
+    to_id,
+)
 
-TEAM_SIZE = 6
-MAX_MOVES = 4
-STATS = ("hp", "atk", "def", "spa", "spd", "spe")
 #: The types whose "spammable" attacks Showdown counts weaknesses to (``weaknessCount``).
 WEAKNESS_TYPES = ("Electric", "Psychic", "Water", "Ice", "Ground", "Fire")
 #: Gen 1 moves with a ``damageCallback`` in Showdown: not in the extracted tables, and they do
