@@ -1,7 +1,8 @@
 """The one entry point for humans and CI (run through ``./dev <session>``).
 
 Sessions: ``tests`` (the default suite, live references on a sample), ``tests-slow``,
-``lint``, and per env ``verify-<env>``, ``bench-<env>``, ``generate-<env>``, ``build-<env>``.
+``lint``, and per env ``verify-<env>``, ``bench-<env>``, ``train-<env>``, ``generate-<env>``,
+``build-<env>``.
 Every session installs the workspace from ``uv.lock`` into its own venv.
 """
 
@@ -202,6 +203,13 @@ def _env_sessions(name: str, folder: str, module: str) -> None:
         # an env package may ship ``<module>.profile``: where the candidate's step time goes
         if os.path.exists(os.path.join(folder, "src", module, "profile.py")):
             session.run("python", "-m", f"{module}.profile", env=env)
+
+    @nox.session(name=f"train-{name}", python=PYTHON)
+    def train(session: nox.Session) -> None:
+        """PPO on the env (envport train); reports/<env>/train/<run-id>/ per seed."""
+        sync(session)
+        args = list(session.posargs) or ["--seeds", "0,1,2"]
+        session.run("envport", "train", name, *args, env=_jax_cache(session))
 
     @nox.session(name=f"generate-{name}", python=PYTHON)
     def generate(session: nox.Session) -> None:

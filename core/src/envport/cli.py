@@ -176,7 +176,36 @@ def build_parser() -> argparse.ArgumentParser:
                             "replay its responses, then go on live (--iterations, --max-tokens, "
                             "--max-usd raise its budget)")
 
-    r = sub.add_parser("runs", help="list recorded generation runs")
+    t = sub.add_parser("train", help="train PPO on an env (needs envport[train])")
+    t.add_argument("env", help="env name (see `envport list`)")
+    t.add_argument("--target", default=None,
+                   help="which of the env's training targets (default: its first)")
+    t.add_argument("--policy", default=None,
+                   help="network size: a preset (0.1M, 2M, 20M, 200M) or hidden widths "
+                        "such as 64,64 (default: the target's)")
+    t.add_argument("--steps", type=_positive_int, default=None,
+                   help="total env steps (default: the target's)")
+    t.add_argument("--num-envs", type=_positive_int, default=None, help="parallel envs")
+    t.add_argument("--seeds", type=_csv, default=["0"],
+                   help="comma-separated seeds, one run each (default: 0)")
+    t.add_argument("--devices", type=_positive_int, default=1,
+                   help="split the envs over this many devices (data parallel)")
+    t.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                   help="any PPO setting, e.g. --set learning_rate=1e-3 (repeatable)")
+    t.add_argument("--out", default="reports", help="report folder (default: reports)")
+    t.add_argument("--run-id", default=None, help="run directory name (default: time-policy-seed)")
+    t.add_argument("--resume", metavar="RUN_ID", default=None,
+                   help="continue reports/<env>/train/RUN_ID from its checkpoint")
+    t.add_argument("--stop-after", type=_positive_int, default=None, metavar="UPDATES",
+                   help="stop (checkpointed) after this many updates; --resume goes on")
+    t.add_argument("--checkpoint-every", type=_positive_int, default=10, help="updates")
+    t.add_argument("--eval-every", type=int, default=0,
+                   help="updates between evaluations on the target's evaluation envs "
+                        "(default: only at the end)")
+    t.add_argument("--eval-episodes", type=_positive_int, default=200)
+    t.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    r = sub.add_parser("runs", help="list recorded generation and training runs")
     r.add_argument("env", nargs="?", default=None, help="only this env's runs")
     r.add_argument("--out", default="reports", help="report folder (default: reports)")
     return p
@@ -322,13 +351,101 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     return 0 if summary["status"] == "passed" else 1
 
 
+def _ppo_settings(items: list[str]) -> dict:
+    import json
+
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise EnvportError(f"--set {item!r}: expected NAME=VALUE, e.g. learning_rate=1e-3")
+        try:
+            out[name.strip()] = json.loads(value)
+        except ValueError:
+            out[name.strip()] = value  # a bare string, e.g. policy=2M
+    return out
+
+
+def _cmd_train(args: argparse.Namespace) -> int:
+    from envport.train import ppo, run
+
+    port = registry.get(args.env)
+    if not port.train:
+        raise EnvportError(f"{args.env} declares no training target")
+    targets = {t.name: t for t in port.train}
+    name = args.target or port.train[0].name
+    if name not in targets:
+        raise EnvportError(f"unknown training target {name!r} for {args.env}; choose from "
+                           f"{', '.join(targets)}")
+    target = targets[name]
+    settings = {**target.config, **_ppo_settings(args.set)}
+    for key, value in (("policy", args.policy), ("total_steps", args.steps),
+                       ("num_envs", args.num_envs)):
+        if value is not None:
+            settings[key] = value
+    root = run.run_root(Path(args.out), args.env)
+    if args.resume:
+        run_dir = root / args.resume
+        stored = run.read_config(run_dir)
+        if stored.get("target") != name and args.target:
+            raise run.ResumeMismatchError(
+                f"{args.resume} trained target {stored.get('target')!r}, not {name!r}")
+        target = targets.get(stored.get("target"), target)
+        given = _ppo_settings(args.set)
+        for key, value in (("policy", args.policy), ("total_steps", args.steps),
+                           ("num_envs", args.num_envs)):
+            if value is not None:
+                given[key] = value
+        cfg = ppo.PPOConfig.from_dict(stored["config"])
+        changed = {k: v for k, v in given.items() if stored["config"].get(k) != v}
+        if changed:
+            raise run.ResumeMismatchError(
+                f"cannot resume {args.resume} with other settings ({changed}): a resumed run "
+                "keeps its own config")
+        runs = [(cfg, run_dir, True)]
+    else:
+        runs = []
+        for seed in args.seeds:
+            try:
+                cfg = ppo.PPOConfig.from_dict({**settings, "seed": int(seed)}).check()
+            except ValueError as exc:
+                raise EnvportError(str(exc)) from None
+            run_id = args.run_id + (f"-s{seed}" if len(args.seeds) > 1 else "") if args.run_id \
+                else run.default_run_id(cfg)
+            runs.append((cfg, root / run_id, False))
+    for cfg, run_dir, resume in runs:
+        summary = run.train(run.TrainRun(
+            args.env, target, cfg, run_dir, devices=args.devices, progress=not args.no_progress,
+            checkpoint_every=args.checkpoint_every, stop_after=args.stop_after, eval_every=args.eval_every,
+            eval_episodes=args.eval_episodes), resume=resume)
+        goal = summary["goal"]
+        reached = summary["goal_reached_at_step"]
+        print(f"{summary['run_dir']}: {summary['updates']} updates, {summary['env_steps']:,} "
+              f"env steps, {summary['wall_s']:.0f} s, median {summary['sps_median']:,.0f} SPS; "
+              f"{summary['score_name']} {summary['score_recent']}"
+              + ("" if goal is None else f"; goal {goal} " + (
+                  f"reached at step {reached:,}" if reached else "not reached")))
+    return 0
+
+
 def _cmd_runs(args: argparse.Namespace) -> int:
     from envport.generate import records
 
     runs = records.list_runs(Path(args.out), args.env)
-    if not runs:
-        print(f"no generation runs under {args.out}")
+    try:
+        from envport.train.run import list_runs
+    except Exception:  # without envport[train] there are no training runs to read
+        training = []
+    else:
+        training = list_runs(Path(args.out), args.env)
+    if not runs and not training:
+        print(f"no generation or training runs under {args.out}")
         return 0
+    for r in training:
+        score = "-" if r["score"] is None else f"{r['score']:.3f}"
+        print(f"{r['env']}  {r['run_id']}  train {r['target']}  policy={r['policy']} "
+              f"({r['params']:,} params)  seed={r['seed']}  updates={r['updates']}/{r['of']}  "
+              f"{r['score_name']}={score}")
     for r in runs:
         usd = "?" if r["usd"] is None else f"${r['usd']:.4f}"
         extra = f" replay of {r['replay_of']}" if r.get("replay_of") else ""
@@ -341,7 +458,7 @@ def _cmd_runs(args: argparse.Namespace) -> int:
 
 _COMMANDS = {"list": _cmd_list, "install-reference": _cmd_install_reference,
              "verify": _cmd_verify, "bench": _cmd_bench, "prompt": _cmd_prompt,
-             "generate": _cmd_generate, "runs": _cmd_runs}
+             "generate": _cmd_generate, "train": _cmd_train, "runs": _cmd_runs}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

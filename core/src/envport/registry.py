@@ -143,6 +143,29 @@ class BenchTarget:
 
 
 @dataclass
+class TrainTarget:
+    """A single-agent env to train PPO on (``envport train <env> --target <name>``).
+
+    ``config``: the env's PPO settings (names of ``envport.train.PPOConfig``) over the
+    defaults. ``score(ts)``: one step's contribution to the episode's score, jittable
+    (default: the reward), e.g. Pong's points without the hit bonus or a win indicator.
+    ``goal``: the score the run reports reaching (first env step where the mean of the last
+    ``goal_episodes`` episodes gets there). ``evaluate``: envs the policy is evaluated on as
+    training proceeds, by name (e.g. the same game against another opponent).
+    """
+
+    name: str
+    make_env: Callable[[], Env]
+    config: dict[str, Any] = field(default_factory=dict)
+    score: Callable[[Any], Any] | None = None
+    score_name: str = "return"
+    goal: float | None = None
+    goal_episodes: int = 100
+    evaluate: dict[str, Callable[[], Env]] = field(default_factory=dict)
+    note: str = ""
+
+
+@dataclass
 class EnvPort:
     """An env package's translation spec: verification suites, benchmarks, generation plan."""
 
@@ -158,6 +181,8 @@ class EnvPort:
     l3: Sequence[L3Suite] = ()
     l4: Sequence[L4Suite] = ()
     bench: Sequence[BenchTarget] = ()
+    # what ``envport train`` trains on (the first is the default)
+    train: Sequence[TrainTarget] = ()
     notes: dict[str, str] = field(default_factory=dict)
     # what ``envport generate`` translates, module by module (None: the env cannot be generated)
     plan: TranslationPlan | None = None

@@ -15,6 +15,7 @@ from pong_port.cases import sample_actions, sample_states
 from pong_port.config import PongConfig
 from pong_port.env import Pong, PufferVecPong
 from pong_port.plan import PLAN
+from pong_port.train import TARGETS as TRAIN_TARGETS
 
 DISCRETE = PongConfig()
 FRAMESKIP8 = PongConfig(frameskip=8)
@@ -162,5 +163,6 @@ PORT = EnvPort(
             episodes=24, out_of_range=0.2),
     ],
     bench=[_bench("frameskip=1", DISCRETE), _bench("frameskip=8", FRAMESKIP8)],
+    train=TRAIN_TARGETS,
     plan=PLAN,
 )

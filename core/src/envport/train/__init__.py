@@ -1,0 +1,24 @@
+"""``envport train``: PPO on any envport env (optional extra ``envport[train]``).
+
+:class:`PPO` is the jitted algorithm, :func:`train` a run on disk (checkpoints, metrics,
+curve), :func:`evaluate` plays a policy for whole episodes. Imports flax and optax: without
+the extra, importing this package says which ``pip install`` fixes it.
+"""
+
+try:
+    import flax  # noqa: F401
+    import optax  # noqa: F401
+except ImportError as exc:  # pragma: no cover - depends on the installed extras
+    from envport.errors import EnvportError
+
+    raise EnvportError(
+        f"envport train needs the 'train' extra ({exc.name} is missing): "
+        "pip install 'envport[train]'") from exc
+
+from envport.train.evaluate import evaluate  # noqa: E402
+from envport.train.networks import PRESETS, count_params, widths_for  # noqa: E402
+from envport.train.ppo import PPO, PPOConfig, Runner  # noqa: E402
+from envport.train.run import TrainRun, list_runs, train  # noqa: E402
+
+__all__ = ["PPO", "PPOConfig", "Runner", "TrainRun", "train", "evaluate", "list_runs",
+           "PRESETS", "count_params", "widths_for"]

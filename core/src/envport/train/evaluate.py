@@ -1,0 +1,71 @@
+"""Play a trained policy for whole episodes on a JAX env: one episode per env, in parallel.
+
+Each of the ``episodes`` envs plays its first episode only (a finished env is frozen with a
+select, so envs whose step after the end is undefined are safe); the loop is one
+``lax.while_loop`` that stops when every episode ended or after ``max_steps``.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from envport.env import Env
+from envport.errors import EnvportError
+from envport.wrappers import VmapWrapper
+
+
+class UnfinishedEpisodesError(EnvportError, RuntimeError):
+    """Some evaluation episodes did not end within the step cap."""
+
+
+def evaluate(ppo, params, env: Env, episodes: int, seed: int, *, max_steps: int = 100_000,
+             greedy: bool = False, score=None) -> np.ndarray:
+    """float64[episodes]: each episode's score (``score(ts)`` summed; default ``ppo.score``).
+    ``greedy``: the most likely action instead of a sample. Raises
+    :class:`UnfinishedEpisodesError` when an episode is still running after ``max_steps``."""
+    score = score or ppo.score
+    batched = VmapWrapper(env)
+    n = int(episodes)
+
+    def features(ts):
+        mask = (jnp.ones((n, ppo.action_dim), bool) if ts.legal_mask is None or ppo.continuous
+                else jnp.asarray(ts.legal_mask, bool).reshape(n, ppo.action_dim))
+        return ts.obs, mask
+
+    @jax.jit
+    def play(key):
+        key, k_reset = jax.random.split(key)
+        state, ts = batched.reset(jax.random.split(k_reset, n))
+        obs, mask = features(ts)
+        carry = (state, obs, mask, jnp.zeros(n, jnp.float32), jnp.zeros(n, bool), key,
+                 jnp.int32(0))
+
+        def cond(c):
+            return ~jnp.all(c[4]) & (c[6] < max_steps)
+
+        def body(c):
+            state, obs, mask, total, done, key, t = c
+            key, k_act = jax.random.split(key)
+            action = ppo.act(params, obs, mask, None if greedy else k_act)
+            new_state, ts = batched.step(state, action)
+            live = ~done
+            total = total + jnp.where(live, jnp.asarray(score(ts), jnp.float32).reshape(n), 0.0)
+            ended = jnp.asarray(ts.terminated | ts.truncated, bool).reshape(n)
+            keep = lambda new, old: jnp.where(  # noqa: E731
+                live.reshape((n,) + (1,) * (new.ndim - 1)), new, old)
+            state = jax.tree.map(keep, new_state, state)
+            new_obs, new_mask = features(ts)
+            return (state, keep(new_obs, obs), keep(new_mask, mask), total, done | (live & ended),
+                    key, t + 1)
+
+        _, _, _, total, done, _, _ = jax.lax.while_loop(cond, body, carry)
+        return total, done
+
+    total, done = jax.device_get(play(jax.random.PRNGKey(seed)))
+    if not np.all(done):
+        raise UnfinishedEpisodesError(
+            f"{int((~done).sum())} of {n} evaluation episodes were still running after "
+            f"{max_steps} steps")
+    return np.asarray(total, np.float64)
