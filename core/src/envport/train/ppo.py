@@ -143,8 +143,9 @@ class PPO:
     """PPO bound to one env and config: :meth:`init` makes a :class:`Runner`, :meth:`update`
     (jitted) advances it by one update and returns its metrics."""
 
-    def __init__(self, env: Env, config: PPOConfig, score: ScoreFn | None = None):
-        spec = env.spec
+    def __init__(self, env: Env | None, config: PPOConfig, score: ScoreFn | None = None,
+                 spec=None):
+        spec = env.spec if env is not None else spec
         if spec.num_agents != 1:
             raise TrainConfigError(
                 f"{spec.id} has {spec.num_agents} players: train a single-agent view of it "
@@ -168,7 +169,8 @@ class PPO:
         self.widths = widths_for(config.policy, self.obs_dim, self.action_dim, self.continuous)
         self.net = ActorCritic(self.widths, self.action_dim, self.continuous)
         self.score = score or _reward_score
-        self.batched = VmapWrapper(AutoResetWrapper(env))
+        # the on-device rollout; the host-loop driver (``envport.train.host``) has no JAX env
+        self.batched = VmapWrapper(AutoResetWrapper(env)) if env is not None else None
         self.tx = self._optimizer()
         self.update = jax.jit(self._update, donate_argnums=0)
 
@@ -256,17 +258,15 @@ class PPO:
         def step(carry, _):
             env_state, obs, mask, stats, key = carry
             key, k_act = jax.random.split(key)
-            head, log_std, value = self._dist(r.params, obs, mask)
-            action, logp = self._sample(k_act, head, log_std)
-            env_state, ts, final_obs = self.batched.step_with_final(env_state,
-                                                                    self.env_action(action))
+            env_action, action, logp, value = self.policy_step(r.params, obs, mask, k_act)
+            env_state, ts, final_obs = self.batched.step_with_final(env_state, env_action)
             reward = jnp.asarray(ts.reward, jnp.float32).reshape(c.num_envs)
             terminated = jnp.asarray(ts.terminated, bool).reshape(c.num_envs)
             truncated = jnp.asarray(ts.truncated, bool).reshape(c.num_envs) & ~terminated
             done = terminated | truncated
 
             def bootstrap(final_obs):
-                _, _, v = self.net.apply(r.params, as_features(final_obs, self.obs_shape))
+                v = self.value(r.params, as_features(final_obs, self.obs_shape))
                 return jnp.where(truncated, c.gamma * v, 0.0)
 
             reward_b = reward + jax.lax.cond(jnp.any(truncated), bootstrap,
@@ -321,10 +321,28 @@ class PPO:
         return total, aux
 
     def _update(self, r: Runner):
-        c = self.config
         (env_state, obs, mask, stats, key), traj, finished = self._rollout(r)
-        adv, ret = self._advantages(r.params, traj, obs, mask)
+        params, opt_state, key, metrics = self.learn(r.params, r.opt_state, key, traj, obs, mask)
+        done, ep_ret, ep_score, ep_len = finished
+        metrics.update(episodes=done.sum(), return_sum=ep_ret.sum(), score_sum=ep_score.sum(),
+                       length_sum=ep_len.sum())
+        runner = Runner(params, opt_state, env_state, obs, mask, stats, key, r.update + 1)
+        return runner, metrics
 
+    def policy_step(self, params, obs, mask, key):
+        """One rollout step's policy part: (action for the env, action, logp, value)."""
+        head, log_std, value = self._dist(params, obs, mask)
+        action, logp = self._sample(key, head, log_std)
+        return self.env_action(action), action, logp, value
+
+    def value(self, params, obs):
+        return self.net.apply(params, obs)[2]
+
+    def learn(self, params, opt_state, key, traj: Transition, last_obs, last_mask):
+        """GAE over a rollout ``traj`` (leaves [num_steps, num_envs, ...]) and the PPO epochs;
+        shared by the on-device update and the host-loop driver."""
+        c = self.config
+        adv, ret = self._advantages(params, traj, last_obs, last_mask)
         flat = lambda x: x.reshape((c.batch_size,) + x.shape[2:])  # noqa: E731
         batch = (jax.tree.map(flat, traj), flat(adv), flat(ret))
         grad_fn = jax.value_and_grad(self._loss, has_aux=True)
@@ -347,15 +365,10 @@ class PPO:
             return (params, opt_state, key), info
 
         (params, opt_state, key), info = jax.lax.scan(
-            epoch, (r.params, r.opt_state, key), None, length=c.update_epochs)
-        done, ep_ret, ep_score, ep_len = finished
+            epoch, (params, opt_state, key), None, length=c.update_epochs)
         metrics = {k: v.mean() for k, v in info.items()}
-        metrics.update(
-            episodes=done.sum(), return_sum=ep_ret.sum(), score_sum=ep_score.sum(),
-            length_sum=ep_len.sum(), value_mean=traj.value.mean(),
-            reward_mean=traj.reward.mean())
-        runner = Runner(params, opt_state, env_state, obs, mask, stats, key, r.update + 1)
-        return runner, metrics
+        metrics.update(value_mean=traj.value.mean(), reward_mean=traj.reward.mean())
+        return params, opt_state, key, metrics
 
 
 def summarize(metrics: dict) -> dict:
