@@ -18,7 +18,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 from envport.train.evaluate import evaluate  # noqa: E402
 from envport.train.networks import PRESETS, count_params, widths_for  # noqa: E402
 from envport.train.ppo import PPO, PPOConfig, Runner  # noqa: E402
-from envport.train.run import TrainRun, list_runs, train  # noqa: E402
+from envport.train.run import TrainRun, check_resume, list_runs, train  # noqa: E402
 
 __all__ = ["PPO", "PPOConfig", "Runner", "TrainRun", "train", "evaluate", "list_runs",
-           "PRESETS", "count_params", "widths_for"]
+           "check_resume", "PRESETS", "count_params", "widths_for"]

@@ -64,7 +64,7 @@ class HostPPO:
         if obs.shape != want:
             raise BackendOutputError(f"{self.backend.name} returned observations of shape "
                                      f"{obs.shape}, expected {want}")
-        if not np.all(np.isfinite(obs)):
+        if not np.all(np.isfinite(obs)):  # before it reaches the loss
             bad = np.flatnonzero(~np.all(np.isfinite(obs.reshape(n, -1)), axis=1))
             raise BackendOutputError(f"{self.backend.name} returned NaN or inf observations "
                                      f"(envs {bad[:10].tolist()}): PPO cannot learn from them")

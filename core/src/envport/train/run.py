@@ -281,7 +281,8 @@ def plot_curve(run_dir: Path) -> Path:
     ax.set_ylabel(cfg["score_name"])
     ax.set_title(f"{cfg['env']} / {cfg['target']}: PPO {cfg['config']['policy']} "
                  f"({cfg['policy_params']:,} params), seed {cfg['config']['seed']}")
-    ax.legend(loc="lower right", fontsize=8)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(loc="lower right", fontsize=8)
     ax.grid(alpha=0.3)
     fig.tight_layout()
     out = Path(run_dir) / "curve.png"
@@ -308,3 +309,23 @@ def list_runs(out: Path, env: str | None = None) -> list[dict]:
                      "score": summary.get("score_recent", rows[-1].get("score_recent") if rows else None),
                      "score_name": cfg.get("score_name"), "mtime": cfg_path.stat().st_mtime})
     return sorted(runs, key=lambda r: r["mtime"])
+
+
+def check_resume(env_name: str, target, config: PPOConfig, root: Path) -> list[dict]:
+    """The training smoke every env passes: ``config``'s updates in one run, and again
+    stopped after the first update and resumed from its checkpoint; the per-update metrics
+    of the two must be equal (raises ``AssertionError`` otherwise). Returns the rows."""
+    def rows(run_dir):
+        return [{k: v for k, v in r.items() if k not in ("wall_s", "sps")}
+                for r in read_metrics(run_dir)[0]]
+
+    root = Path(root)
+    whole, part = root / env_name / "train" / "whole", root / env_name / "train" / "part"
+    small = {"progress": False, "eval_episodes": 4}  # evaluation runs, on a few episodes
+    train(TrainRun(env_name, target, config, whole, **small))
+    train(TrainRun(env_name, target, config, part, stop_after=1, **small))
+    train(TrainRun(env_name, target, config, part, **small), resume=True)
+    a, b = rows(whole), rows(part)
+    assert a == b, f"a resumed run differs from an uninterrupted one:\n{a}\n{b}"
+    assert len(a) == config.num_updates
+    return a

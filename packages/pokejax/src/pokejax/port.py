@@ -30,6 +30,7 @@ from pokejax.backends import (
     unsupported_moves,
 )
 from pokejax.plan import PLAN
+from pokejax.train import TARGETS as TRAIN_TARGETS
 
 # THE SWITCH: only battles whose teams use moves the engine has (until it has them all)
 ONLY_SUPPORTED_TEAMS = bool(unsupported_moves())
@@ -236,6 +237,7 @@ PORT = EnvPort(
     l3=[_l3(), _l3_switching()],
     l4=[_l4()],
     bench=_bench_targets(),
+    train=TRAIN_TARGETS,
     plan=PLAN,
     notes={"status": "engine covers every gen1randombattle move; L1-L4 pass; speed and its "
                      "profile in docs/benchmarks.md"},
