@@ -133,7 +133,7 @@ def test_cli_generate_without_key_names_it(capsys, monkeypatch, tmp_path):
 
 def test_cli_runs_and_replay_errors(capsys, tmp_path):
     assert cli.main(["runs", "--out", str(tmp_path)]) == 0
-    assert "no generation runs" in capsys.readouterr().out
+    assert "no generation or training runs" in capsys.readouterr().out
     if pytest.importorskip("pong_port"):
         assert cli.main(["generate", "pong", "--out", str(tmp_path), "--replay", "nope"]) == 2
         assert "no run 'nope' of pong" in capsys.readouterr().err

@@ -163,6 +163,14 @@ def test_runs_are_never_overwritten_and_resume_checks_the_config(tmp_path):
     assert (run_dir / "metrics.jsonl").read_text() == before
 
 
+def test_envport_runs_lists_training_runs(tmp_path, capsys):
+    train(TrainRun("corridor", corridor_target(), SMALL, tmp_path / "corridor/train/listed",
+                   progress=False, stop_after=1))
+    assert cli.main(["runs", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "corridor  listed  train corridor  policy=16,16" in out and "updates=1/3" in out
+
+
 def test_evaluation_envs_are_played_as_training_goes(tmp_path):
     target = corridor_target(evaluate={"no slip": lambda: Corridor(length=6)})
     run_dir = tmp_path / "corridor/train/e"
