@@ -13,9 +13,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from numpy_corridor import NumpyCorridor
 
-from envport import Box, Discrete, Env, EnvSpec, TimeStep, cli
-from envport.backend import Backend, StepResult
+from envport import Box, Env, EnvSpec, TimeStep, cli
 from envport.registry import TrainTarget
 from envport.toy import Corridor
 from envport.train import PPO, PRESETS, PPOConfig, count_params, evaluate, widths_for
@@ -197,6 +197,7 @@ import json, sys
 import jax
 from envport.toy import Corridor
 from envport.wrappers import EpisodeLimitWrapper
+from numpy_corridor import NumpyCorridor
 from envport.train import PPO, PPOConfig
 from envport.train.sharding import data_mesh, shard_runner
 from envport.train.ppo import summarize
@@ -227,41 +228,6 @@ def test_two_devices_match_one_up_to_float_reduction_order(tmp_path):
         assert a["loss"] == pytest.approx(b["loss"], rel=1e-4, abs=1e-6)
     for a, b in zip(one["params"], two["params"], strict=True):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-4, atol=1e-5)
-
-
-class NumpyCorridor(Backend):
-    """A host-side corridor (numpy, auto-resetting) for the host-loop driver."""
-
-    name = "numpy-corridor"
-
-    def __init__(self, num_envs: int, length: int = 6, nan_at: int | None = None):
-        self.num_envs, self.length, self.nan_at, self.t = num_envs, length, nan_at, 0
-        self.spec = EnvSpec("test/NumpyCorridor", "v0", Box(0.0, 1.0, (length,)), Discrete(3))
-
-    def _obs(self):
-        obs = np.eye(self.length, dtype=np.float32)[self.pos]
-        if self.nan_at is not None and self.t >= self.nan_at:
-            obs[1, 0] = np.nan
-        return obs
-
-    def reset(self, seed):
-        self.rng = np.random.default_rng(seed)
-        self.pos = self.rng.integers(0, self.length - 1, self.num_envs)
-        return self._obs()
-
-    def legal_mask(self):
-        return np.stack([self.pos > 0, np.ones_like(self.pos, bool), np.ones_like(self.pos, bool)], 1)
-
-    def step(self, actions):
-        assert not np.any((actions == 0) & (self.pos == 0)), "an illegal action reached the backend"
-        self.t += 1
-        self.pos = np.clip(self.pos + actions - 1, 0, self.length - 1)
-        goal = self.pos == self.length - 1
-        self.pos = np.where(goal, self.rng.integers(0, self.length - 1, self.num_envs), self.pos)
-        return StepResult(self._obs(), goal.astype(np.float32), goal, np.zeros_like(goal))
-
-    def state(self):
-        return {"pos": self.pos}
 
 
 def test_host_loop_ppo_learns_on_a_numpy_backend():

@@ -119,6 +119,45 @@ class L4Suite:
     seed: int = 0
     # shown with the suite's results; a callable is read after the run
     note: str | Callable[[], str] = ""
+    # what the policy is (e.g. a trained policy's run folder, direction, parameter count), for
+    # verify.json; a callable is read after the run
+    info: dict[str, Any] | Callable[[], dict[str, Any]] = field(default_factory=dict)
+
+
+@dataclass
+class PolicyTransfer:
+    """L4 with trained policies: PPO policies trained on one backend, each evaluated on both.
+
+    ``target`` names one of the port's :class:`TrainTarget` s; a policy is trained on the port
+    (the target's env, with ``train`` over its PPO settings) for every seed in ``seeds`` and,
+    with ``reference_train`` set, on the reference too (the host loop over
+    ``make_reference(num_envs)``, those PPO settings over the port's) -- the other direction.
+    Each policy is played for ``episodes`` episodes on both backends and a TOST with
+    ``margin`` (in the target's score units; ``margin_note`` says why that margin) compares the
+    mean scores. ``verify`` trains a missing policy and reuses a stored one
+    (``<out>/<env>/train/l4-...``).
+
+    ``make_reference(num_envs)``: a numpy :class:`~envport.backend.Backend` playing the
+    target's single-agent task with the same observations and actions as the target's env,
+    resetting an env itself when its episode ends; a ``legal_mask()`` method where actions are
+    masked. ``make_candidate_env``: the env the port side is evaluated on (default: the
+    target's; a test plants a sim gap here).
+    """
+
+    name: str
+    target: str
+    make_reference: Callable[[int], Backend]
+    margin: float
+    margin_note: str
+    metric: str = ""  # default: the target's score name
+    seeds: Sequence[int] = (0, 1, 2, 3, 4)
+    episodes: int = 1000  # per backend and policy
+    train: dict[str, Any] = field(default_factory=dict)
+    reference_train: dict[str, Any] | None = None
+    make_candidate_env: Callable[[], Env] | None = None
+    greedy: bool = False  # the most likely action rather than a sample
+    max_steps: int = 100_000  # per evaluation episode
+    alpha: float = 0.05
 
 
 @dataclass
@@ -180,6 +219,8 @@ class EnvPort:
     l2: Sequence[L2Suite] = ()
     l3: Sequence[L3Suite] = ()
     l4: Sequence[L4Suite] = ()
+    # L4 suites of trained policies, built when L4 runs (they need ``envport[train]``)
+    transfer: Sequence[PolicyTransfer] = ()
     bench: Sequence[BenchTarget] = ()
     # what ``envport train`` trains on (the first is the default)
     train: Sequence[TrainTarget] = ()

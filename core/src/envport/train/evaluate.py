@@ -30,9 +30,7 @@ def evaluate(ppo, params, env: Env, episodes: int, seed: int, *, max_steps: int 
     n = int(episodes)
 
     def features(ts):
-        mask = (jnp.ones((n, ppo.action_dim), bool) if ts.legal_mask is None or ppo.continuous
-                else jnp.asarray(ts.legal_mask, bool).reshape(n, ppo.action_dim))
-        return ts.obs, mask
+        return ts.obs, ppo.legal(ts, n)  # act() flattens the observations itself
 
     @jax.jit
     def play(key):

@@ -9,11 +9,13 @@ vectorised Gymnasium envs do); a ``legal_mask()`` method, where the backend has 
 the mask. Truncated episodes are cut without bootstrapping (a backend does not return the
 final observation). A checkpoint cannot hold a backend's process state, so host runs do not
 resume.
+
+:func:`evaluate_backend` plays a trained policy on such a backend, one episode per env, as
+:func:`envport.train.evaluate.evaluate` does on a JAX env (the reference side of L4).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import NamedTuple
 
 import jax
@@ -22,8 +24,10 @@ import numpy as np
 
 from envport.backend import Backend
 from envport.errors import EnvportError
+from envport.train.evaluate import UnfinishedEpisodesError
 from envport.train.networks import as_features
-from envport.train.ppo import PPO, PPOConfig, Transition
+from envport.train.ppo import PPO, PPOConfig, ScoreFn, Transition
+from envport.types import TimeStep
 
 
 class BackendOutputError(EnvportError, ValueError):
@@ -42,40 +46,66 @@ class HostState(NamedTuple):
     update: int
 
 
-class HostPPO:
-    """``HostPPO(backend, config)``: ``init(seed)`` then ``update(state) -> (state, metrics)``
-    with the metrics of :meth:`PPO.update` (``summarize`` reads both)."""
+def observe(backend: Backend, ppo: PPO, obs) -> np.ndarray:
+    """The backend's observations as the policy takes them, after checking their shape and
+    that they are finite (a NaN must not reach the loss)."""
+    obs = np.asarray(obs)
+    n = backend.num_envs
+    want = (n, *ppo.obs_shape)
+    if obs.shape != want:
+        raise BackendOutputError(f"{backend.name} returned observations of shape {obs.shape}, "
+                                 f"expected {want}")
+    if not np.all(np.isfinite(obs)):
+        bad = np.flatnonzero(~np.all(np.isfinite(obs.reshape(n, -1)), axis=1))
+        raise BackendOutputError(f"{backend.name} returned NaN or inf observations "
+                                 f"(envs {bad[:10].tolist()}): PPO cannot learn from them")
+    return np.asarray(as_features(jnp.asarray(obs), ppo.obs_shape))
 
-    def __init__(self, backend: Backend, config: PPOConfig,
-                 score: Callable[[np.ndarray], np.ndarray] | None = None):
+
+def legal_mask(backend: Backend, ppo: PPO) -> np.ndarray:
+    """bool[num_envs, actions]: the backend's ``legal_mask()`` where it has one."""
+    n, k = backend.num_envs, ppo.action_dim
+    get = getattr(backend, "legal_mask", None)
+    if get is None or ppo.continuous:
+        return np.ones((n, k), bool)
+    return np.asarray(get(), bool).reshape(n, k)
+
+
+def _time_step(r, backend: Backend) -> TimeStep:
+    """A step's result as a :class:`TimeStep` (what a target's ``score`` reads), with a
+    finite float32 reward."""
+    n = backend.num_envs
+    reward = np.asarray(r.reward, np.float32).reshape(n)
+    if not np.all(np.isfinite(reward)):
+        raise BackendOutputError(f"{backend.name} returned a NaN or inf reward")
+    return TimeStep(r.obs, reward, np.asarray(r.terminated, bool).reshape(n),
+                    np.asarray(r.truncated, bool).reshape(n))
+
+
+def _score(score: ScoreFn | None, ts: TimeStep) -> np.ndarray:
+    return ts.reward if score is None else np.asarray(score(ts), np.float32).reshape(-1)
+
+
+class HostPPO:
+    """``HostPPO(backend, config, score)``: ``init(seed)`` then ``update(state) -> (state,
+    metrics)`` with the metrics of :meth:`PPO.update` (``summarize`` reads both). ``score(ts)``
+    as a target's (default: the reward), applied to numpy time steps."""
+
+    def __init__(self, backend: Backend, config: PPOConfig, score: ScoreFn | None = None):
         if backend.num_envs != config.num_envs:
             raise BackendOutputError(f"the backend has {backend.num_envs} envs, the config "
                                      f"{config.num_envs}")
         self.backend, self.config = backend, config
         self.ppo = PPO(None, config, spec=backend.spec)
-        self.score = score or (lambda reward: reward)
+        self.score = score
         self._policy = jax.jit(self.ppo.policy_step)
         self._learn = jax.jit(self.ppo.learn)
 
     def _observe(self, obs) -> np.ndarray:
-        obs = np.asarray(obs)
-        n = self.config.num_envs
-        want = (n, *self.ppo.obs_shape)
-        if obs.shape != want:
-            raise BackendOutputError(f"{self.backend.name} returned observations of shape "
-                                     f"{obs.shape}, expected {want}")
-        if not np.all(np.isfinite(obs)):  # before it reaches the loss
-            bad = np.flatnonzero(~np.all(np.isfinite(obs.reshape(n, -1)), axis=1))
-            raise BackendOutputError(f"{self.backend.name} returned NaN or inf observations "
-                                     f"(envs {bad[:10].tolist()}): PPO cannot learn from them")
-        return np.asarray(as_features(jnp.asarray(obs), self.ppo.obs_shape))
+        return observe(self.backend, self.ppo, obs)
 
     def _mask(self) -> np.ndarray:
-        n, k = self.config.num_envs, self.ppo.action_dim
-        get = getattr(self.backend, "legal_mask", None)
-        if get is None or self.ppo.continuous:
-            return np.ones((n, k), bool)
-        return np.asarray(get(), bool).reshape(n, k)
+        return legal_mask(self.backend, self.ppo)
 
     def init(self, seed: int | None = None) -> HostState:
         seed = self.config.seed if seed is None else seed
@@ -96,22 +126,49 @@ class HostPPO:
             key, k_act = jax.random.split(key)
             env_action, action, logp, value = jax.device_get(
                 self._policy(s.params, obs, mask, k_act))
-            r = self.backend.step(np.asarray(env_action))
-            reward = np.asarray(r.reward, np.float32).reshape(c.num_envs)
-            if not np.all(np.isfinite(reward)):
-                raise BackendOutputError(f"{self.backend.name} returned a NaN or inf reward")
-            done = (np.asarray(r.terminated, bool) | np.asarray(r.truncated, bool)).reshape(-1)
+            ts = _time_step(self.backend.step(np.asarray(env_action)), self.backend)
+            reward, done = ts.reward, ts.terminated | ts.truncated
             steps.append((obs, mask, action, logp, value, reward, done))
             ret += reward
-            score += np.asarray(self.score(reward), np.float32)
+            score += _score(self.score, ts)
             length += 1
             done_n += done.sum()
             ret_sum, score_sum, len_sum = (ret_sum + ret[done].sum(), score_sum + score[done].sum(),
                                            len_sum + length[done].sum())
             ret[done], score[done], length[done] = 0.0, 0.0, 0
-            obs, mask = self._observe(r.obs), self._mask()
+            obs, mask = self._observe(ts.obs), self._mask()
         traj = Transition(*(jnp.asarray(np.stack(x)) for x in zip(*steps, strict=True)))
         params, opt_state, key, metrics = self._learn(s.params, s.opt_state, key, traj, obs, mask)
         metrics = dict(metrics, episodes=done_n, return_sum=ret_sum, score_sum=score_sum,
                        length_sum=len_sum)
         return HostState(params, opt_state, key, obs, mask, ret, score, length, s.update + 1), metrics
+
+
+def evaluate_backend(ppo: PPO, params, backend: Backend, seed: int, *, greedy: bool = False,
+                     score: ScoreFn | None = None, max_steps: int = 100_000,
+                     progress=None) -> np.ndarray:
+    """float64[backend.num_envs]: each env's first-episode score (``score(ts)`` summed; default
+    the reward), the policy jitted and the backend stepped on the host from ``reset(seed)``.
+    Envs whose episode ended keep being stepped (the backend resets them) but no longer count.
+    ``progress(k)`` gets the number of episodes that ended at each step. Raises
+    :class:`~envport.train.evaluate.UnfinishedEpisodesError` after ``max_steps``."""
+    n = backend.num_envs
+    act = jax.jit(ppo.act)
+    key = jax.random.PRNGKey(seed)
+    obs = observe(backend, ppo, backend.reset(seed))
+    total, done = np.zeros(n, np.float64), np.zeros(n, bool)
+    for _ in range(max_steps):
+        key, k_act = jax.random.split(key)
+        action = np.asarray(act(params, obs, legal_mask(backend, ppo), None if greedy else k_act))
+        ts = _time_step(backend.step(action), backend)
+        live = ~done
+        total[live] += _score(score, ts)[live]
+        ended = live & (ts.terminated | ts.truncated)
+        done |= ended
+        if progress is not None and ended.any():
+            progress(int(ended.sum()))
+        if done.all():
+            return total
+        obs = observe(backend, ppo, ts.obs)
+    raise UnfinishedEpisodesError(f"{int((~done).sum())} of {n} evaluation episodes on "
+                                  f"{backend.name} were still running after {max_steps} steps")

@@ -187,12 +187,17 @@ class PPO:
     def init_params(self, key: jax.Array):
         return self.net.init(key, jnp.zeros((1, self.obs_dim), jnp.float32))
 
-    def _features(self, ts: TimeStep) -> tuple[jax.Array, jax.Array]:
-        obs = as_features(ts.obs, self.obs_shape)
-        n = self.config.num_envs
-        mask = (jnp.ones((n, self.action_dim), bool) if ts.legal_mask is None or self.continuous
-                else jnp.asarray(ts.legal_mask, bool).reshape(n, self.action_dim))
-        return obs, mask
+    def legal(self, ts: TimeStep, n: int | None = None) -> jax.Array:
+        """bool[n, actions]: the legal mask of a batch of ``n`` time steps (default: the
+        config's envs); everything is legal without a mask or for Box actions."""
+        n = self.config.num_envs if n is None else n
+        if ts.legal_mask is None or self.continuous:
+            return jnp.ones((n, self.action_dim), bool)
+        return jnp.asarray(ts.legal_mask, bool).reshape(n, self.action_dim)
+
+    def features(self, ts: TimeStep) -> tuple[jax.Array, jax.Array]:
+        """(observations as the network takes them, legal mask) of the config's envs."""
+        return as_features(ts.obs, self.obs_shape), self.legal(ts)
 
     def init(self, seed: int | None = None) -> Runner:
         seed = self.config.seed if seed is None else seed
@@ -200,7 +205,7 @@ class PPO:
         key, k_params, k_envs = jax.random.split(key, 3)
         params = self.init_params(k_params)
         env_state, ts = jax.jit(self.batched.reset)(jax.random.split(k_envs, self.config.num_envs))
-        obs, mask = self._features(ts)
+        obs, mask = self.features(ts)
         n = self.config.num_envs
         stats = EpisodeStats(jnp.zeros(n, jnp.float32), jnp.zeros(n, jnp.float32),
                              jnp.zeros(n, jnp.int32))
@@ -276,7 +281,7 @@ class PPO:
             finished = (done, jnp.where(done, stats.ret, 0.0), jnp.where(done, stats.score, 0.0),
                         jnp.where(done, stats.length, 0))
             stats = jax.tree.map(lambda x: jnp.where(done, jnp.zeros_like(x), x), stats)
-            new_obs, new_mask = self._features(ts)
+            new_obs, new_mask = self.features(ts)
             t = Transition(obs, mask, action, logp, value, reward_b, done)
             return (env_state, new_obs, new_mask, stats, key), (t, finished)
 

@@ -69,7 +69,7 @@ def run_root(out: Path, env_name: str) -> Path:
     return Path(out) / env_name / "train"
 
 
-def _identity(run: TrainRun, ppo: PPO) -> dict:
+def run_identity(run: TrainRun, ppo: PPO) -> dict:
     """What a checkpoint must match to be resumed."""
     return {"env": run.env_name, "target": run.target.name, "env_id": ppo.spec.id,
             "env_version": ppo.spec.version, "config": run.config.to_dict()}
@@ -136,7 +136,7 @@ def train(run: TrainRun, resume: bool = False) -> dict:
     cfg = run.config
     target = run.target
     ppo = PPO(target.make_env(), cfg, score=target.score)
-    identity = _identity(run, ppo)
+    identity = run_identity(run, ppo)
     params = count_params(ppo.obs_dim, ppo.action_dim, ppo.widths, ppo.continuous)
     memory.check_fits(memory.estimate_bytes(cfg, ppo.obs_dim, ppo.action_dim, ppo.widths),
                       policy=cfg.policy, params=params)

@@ -33,11 +33,19 @@ def run(port: EnvPort, out_dir: Path = Path("reports"), scale: float = 1.0,
     cluster address) share
     the L2 batches and L3 seeds, each with its own reference process; the report does not
     depend on how many. Equivalence is only claimed when L1, L2 and L3 ran and passed, and, if
-    the port declares any L4 suite, L4 ran and every suite was equivalent.
+    the port declares any L4 suite, L4 ran and every suite was equivalent. The port's
+    ``transfer`` declarations add one L4 suite per trained policy (stored under
+    ``<out_dir>/<env>/train/``, trained there first when missing).
     """
+    l4 = list(port.l4)
+    if port.transfer and (levels is None or "L4" in levels):
+        # trained policies: needs envport[train] (its import says so when missing)
+        from envport.train.transfer import transfer_suites
+
+        l4 += transfer_suites(port, Path(out_dir), progress=progress)
     result = run_suites(
         port.name, port.reference, port.candidate, l1=port.l1, l2=port.l2, l3=port.l3,
-        l4=port.l4, tolerance=port.tolerance, levels=levels, scale=scale, workers=workers,
+        l4=l4, tolerance=port.tolerance, levels=levels, scale=scale, workers=workers,
         ray=ray, progress=progress, regressions_dir=Path(out_dir) / port.name / "regressions")
     report = result.report
     report["report_paths"] = [str(p) for p in write_reports(report, Path(out_dir))]

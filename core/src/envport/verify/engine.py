@@ -285,7 +285,8 @@ def _level4(suites: Sequence[L4Suite], out: Comparison, scale: float, progress: 
         test = asdict(res.test) | {"ci": list(res.test.ci)}  # a list, as in verify.json
         details.append({"suite": suite.name, **test, "margin": suite.margin,
                         "alpha": suite.alpha, "seed": suite.seed, "metric": suite.metric,
-                        "note": _note(suite)})
+                        "note": _note(suite),
+                        "policy": suite.info() if callable(suite.info) else suite.info})
     # with no suite declared nothing was tested: null margin, p-value and verdict
     out.report["levels"]["L4"] = {
         "suites": len(details),

@@ -165,4 +165,7 @@ def _l4_section(details: list[dict]) -> list[str]:
                   f"score per episode = {d['metric']}", ""]
         if d.get("note"):
             lines += [f"*{d['suite']}*: {d['note']}", ""]
+        if d.get("policy"):
+            lines += [f"*{d['suite']}* policy: "
+                      + ", ".join(f"{k} {v}" for k, v in d["policy"].items()), ""]
     return lines

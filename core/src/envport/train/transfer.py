@@ -1,0 +1,255 @@
+"""L4 with trained policies: cross-backend policy transfer.
+
+A port's :class:`~envport.registry.PolicyTransfer` becomes one L4 suite per trained policy:
+for every seed a PPO policy is trained on the port (the target's JAX env, the on-device PPO)
+and, where the reference is fast enough to train on, on the reference (the same PPO through
+the host loop). Each policy then plays ``episodes`` episodes on both backends -- the JAX env
+through :func:`~envport.train.evaluate.evaluate`, the reference backend through
+:func:`~envport.train.host.evaluate_backend` -- and the verifier's TOST compares the mean
+scores. A sim-to-sim gap shows as a policy that scores differently on the two.
+
+Policies are stored as training runs, ``<out>/<env>/train/l4-<target>-<direction>-<hash>-s<seed>/``
+(``envport runs`` lists them), with ``policy.msgpack`` (the parameters) and ``policy.json``
+(what they are). A stored policy is reused; a missing one is trained first, an interrupted
+port run resumed. The hash is of the PPO config, so a changed budget trains new policies
+rather than reusing ones it does not describe.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import jax
+import numpy as np
+from flax import serialization
+
+from envport.errors import EnvportError
+from envport.registry import EnvPort, L4Suite, PolicyTransfer, TrainTarget
+from envport.train.evaluate import evaluate
+from envport.train.host import HostPPO, evaluate_backend
+from envport.train.networks import count_params
+from envport.train.ppo import PPO, PPOConfig, summarize
+from envport.train.run import TrainRun, load_checkpoint, run_identity, run_root, train
+
+__all__ = ["DIRECTIONS", "StoredPolicy", "policy_config", "policy_dir", "ensure_policy",
+           "transfer_suites"]
+
+DIRECTIONS = ("port", "reference")
+POLICY = "policy.msgpack"
+# evaluation seeds: the reference plays seed, the port seed + 1 (L4's independent samples),
+# apart from every training seed
+EVAL_SEED = 100_000
+
+
+@dataclass
+class StoredPolicy:
+    ppo: PPO
+    params: object
+    info: dict  # policy.json
+
+
+def _target(port: EnvPort, transfer: PolicyTransfer) -> TrainTarget:
+    for target in port.train:
+        if target.name == transfer.target:
+            return target
+    raise EnvportError(f"{port.name}: transfer {transfer.name!r} names training target "
+                       f"{transfer.target!r}, which the port does not declare (it has: "
+                       f"{', '.join(t.name for t in port.train) or 'none'})")
+
+
+def policy_config(target: TrainTarget, transfer: PolicyTransfer, direction: str,
+                  seed: int) -> PPOConfig:
+    """The PPO config a policy of ``direction`` is trained with: the target's settings, the
+    transfer's ``train`` over them, and for the reference its ``reference_train`` on top."""
+    if direction not in DIRECTIONS:
+        raise EnvportError(f"unknown training direction {direction!r}; one of {DIRECTIONS}")
+    settings = {**target.config, **transfer.train}
+    if direction == "reference":
+        if transfer.reference_train is None:
+            raise EnvportError(f"transfer {transfer.name!r} does not train on the reference")
+        settings.update(transfer.reference_train)
+    try:
+        return PPOConfig.from_dict({**settings, "seed": int(seed)}).check()
+    except ValueError as exc:
+        raise EnvportError(f"transfer {transfer.name!r}: {exc}") from None
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-").lower() or "target"
+
+
+def policy_dir(out: Path, env_name: str, target: TrainTarget, config: PPOConfig,
+               direction: str) -> Path:
+    digest = hashlib.sha256(json.dumps({**config.to_dict(), "seed": None},
+                                       sort_keys=True).encode()).hexdigest()[:8]
+    return run_root(out, env_name) / f"l4-{_slug(target.name)}-{direction}-{digest}-s{config.seed}"
+
+
+def _write(path: Path, obj) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(obj, indent=2, default=str) + "\n")
+    tmp.replace(path)
+
+
+def _template(ppo: PPO):
+    return ppo.init_params(jax.random.PRNGKey(0))
+
+
+def _load(run_dir: Path, ppo: PPO, identity: dict) -> StoredPolicy:
+    info = json.loads((run_dir / "policy.json").read_text())
+    for key, want in identity.items():
+        if info.get(key) != want:
+            raise EnvportError(f"{run_dir / 'policy.json'}: its {key} is {info.get(key)!r}, "
+                               f"this suite's is {want!r}; move the folder away to retrain")
+    params = serialization.from_bytes(_template(ppo), (run_dir / POLICY).read_bytes())
+    return StoredPolicy(ppo, params, info)
+
+
+def _save(run_dir: Path, ppo: PPO, params, info: dict) -> StoredPolicy:
+    params = jax.device_get(params)
+    (run_dir / POLICY).write_bytes(serialization.to_bytes(params))
+    _write(run_dir / "policy.json", info)
+    return StoredPolicy(ppo, params, info)
+
+
+def _train_on_port(env_name: str, target: TrainTarget, config: PPOConfig, run_dir: Path,
+                   progress: bool) -> tuple[object, dict]:
+    run = TrainRun(env_name, target, config, run_dir, progress=progress)
+    summary_path = run_dir / "summary.json"
+    finished = summary_path.exists() and json.loads(summary_path.read_text()).get("finished")
+    if not finished:
+        summary = train(run, resume=run_dir.exists())
+    else:
+        summary = json.loads(summary_path.read_text())
+    ppo = PPO(target.make_env(), config, score=target.score)
+    return load_checkpoint(run_dir, ppo.init(), run_identity(run, ppo)).params, summary
+
+
+def _train_on_reference(env_name: str, target: TrainTarget, transfer: PolicyTransfer,
+                        config: PPOConfig, run_dir: Path, progress: bool) -> tuple[object, dict]:
+    """The host loop over the reference backend; no resume (a backend's process state is not
+    checkpointed), so an interrupted run starts again."""
+    from tqdm import tqdm
+
+    backend = transfer.make_reference(config.num_envs)
+    try:
+        host = HostPPO(backend, config, score=target.score)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        _write(run_dir / "config.json", {
+            "env": env_name, "target": target.name, "trained_on": backend.name,
+            "config": config.to_dict(), "policy_widths": list(host.ppo.widths),
+            "policy_params": count_params(host.ppo.obs_dim, host.ppo.action_dim,
+                                          host.ppo.widths, host.ppo.continuous),
+            "score_name": target.score_name, "goal": target.goal})
+        state = host.init()
+        recent: list[tuple[float, float]] = []
+        t0 = time.perf_counter()
+        with open(run_dir / "metrics.jsonl", "w") as log, \
+                tqdm(total=config.num_updates, disable=not progress, unit="update",
+                     desc=f"train on {backend.name}", dynamic_ncols=True) as bar:
+            for u in range(config.num_updates):
+                state, metrics = host.update(state)
+                m = summarize(jax.device_get(metrics))
+                if m["episodes"]:
+                    recent = (recent + [(m["episodes"], m["episode_score"] * m["episodes"])])[-20:]
+                count = sum(n for n, _ in recent)
+                score = sum(s for _, s in recent) / count if count else None
+                step = (u + 1) * config.batch_size
+                log.write(json.dumps({"update": u + 1, "step": step,
+                                      "wall_s": round(time.perf_counter() - t0, 3), **m,
+                                      "score_recent": score}) + "\n")
+                bar.update(1)
+                bar.set_postfix(score="-" if score is None else f"{score:.2f}")
+        summary = {"run_dir": str(run_dir), "env": env_name, "target": target.name,
+                   "updates": config.num_updates, "finished": True,
+                   "env_steps": config.num_updates * config.batch_size,
+                   "wall_s": round(time.perf_counter() - t0, 3), "score_name": target.score_name,
+                   "score_recent": score}
+        _write(run_dir / "summary.json", summary)
+        return state.params, summary
+    finally:
+        backend.close()
+
+
+def ensure_policy(port: EnvPort, transfer: PolicyTransfer, direction: str, seed: int,
+                  out: Path, progress: bool = True) -> StoredPolicy:
+    """The policy of ``seed`` trained on ``direction`` ("port" or "reference"): loaded from
+    ``out`` when stored, else trained (a port run resumed where it stopped) and stored."""
+    target = _target(port, transfer)
+    config = policy_config(target, transfer, direction, seed)
+    env = target.make_env()
+    ppo = PPO(None, config, score=target.score, spec=env.spec)
+    run_dir = policy_dir(out, port.name, target, config, direction)
+    identity = {"env": port.name, "target": target.name, "direction": direction,
+                "config": config.to_dict()}
+    if (run_dir / "policy.json").exists():
+        return _load(run_dir, ppo, identity)
+    if direction == "port":
+        params, summary = _train_on_port(port.name, target, config, run_dir, progress)
+    else:
+        params, summary = _train_on_reference(port.name, target, transfer, config, run_dir,
+                                              progress)
+    return _save(run_dir, ppo, params, {
+        **identity, "run_dir": str(run_dir), "policy": config.policy,
+        "policy_params": count_params(ppo.obs_dim, ppo.action_dim, ppo.widths, ppo.continuous),
+        "env_steps": summary.get("env_steps"), "training_score": summary.get("score_recent"),
+        "score_name": target.score_name, "train_wall_s": summary.get("wall_s")})
+
+
+def _suite(port: EnvPort, transfer: PolicyTransfer, target: TrainTarget, direction: str,
+           seed: int, out: Path, progress: bool) -> L4Suite:
+    cache: dict[str, StoredPolicy] = {}
+
+    def policy() -> StoredPolicy:
+        if "p" not in cache:
+            cache["p"] = ensure_policy(port, transfer, direction, seed, out, progress)
+        return cache["p"]
+
+    def on_reference(episodes: int, eval_seed: int, tick) -> np.ndarray:
+        p = policy()
+        backend = transfer.make_reference(episodes)
+        try:
+            return evaluate_backend(p.ppo, p.params, backend, eval_seed, greedy=transfer.greedy,
+                                    score=target.score, max_steps=transfer.max_steps,
+                                    progress=tick)
+        finally:
+            backend.close()
+
+    def on_port(episodes: int, eval_seed: int, tick) -> np.ndarray:
+        p = policy()
+        make_env = transfer.make_candidate_env or target.make_env
+        scores = evaluate(p.ppo, p.params, make_env(), episodes, eval_seed,
+                          greedy=transfer.greedy, score=target.score,
+                          max_steps=transfer.max_steps)
+        tick(episodes)
+        return scores
+
+    def info() -> dict:
+        stored = {k: v for k, v in cache["p"].info.items() if k != "config"} if cache else {}
+        return {**stored, "seed": seed, "greedy": transfer.greedy}
+
+    return L4Suite(
+        name=f"{transfer.name}: policy trained on the {direction}, seed {seed}",
+        evaluate_reference=on_reference, evaluate_candidate=on_port,
+        metric=transfer.metric or target.score_name, episodes=transfer.episodes,
+        margin=transfer.margin, alpha=transfer.alpha, seed=EVAL_SEED + 2 * int(seed),
+        note=transfer.margin_note, info=info)
+
+
+def transfer_suites(port: EnvPort, out: Path, progress: bool = True) -> list[L4Suite]:
+    """One L4 suite per (transfer, direction, seed) the port declares; each trains or loads its
+    policy when it first runs."""
+    suites = []
+    for transfer in port.transfer:
+        target = _target(port, transfer)
+        directions = ("port", "reference") if transfer.reference_train is not None else ("port",)
+        for direction in directions:
+            policy_config(target, transfer, direction, 0)  # a bad config fails before any run
+            suites += [_suite(port, transfer, target, direction, s, Path(out), progress)
+                       for s in transfer.seeds]
+    return suites

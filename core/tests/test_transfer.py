@@ -1,0 +1,118 @@
+"""L4 with trained policies (envport.train.transfer), on the corridor: a JAX env as the port,
+a numpy backend of the same task as the reference. Policies are trained in both directions,
+stored, reused, and a planted gap fails the test."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+from numpy_corridor import NumpyCorridor
+
+from envport import verify
+from envport.errors import EnvportError
+from envport.registry import EnvPort, PolicyTransfer, TrainTarget
+from envport.toy import Corridor
+from envport.train import transfer as tr
+from envport.train.host import evaluate_backend
+
+LENGTH = 6
+
+
+def step_cost(ts):
+    """The score: 1 at the goal, -0.1 per step, so a faster walk scores more."""
+    return ts.reward - 0.1
+
+
+TARGET = TrainTarget(name="walk right", make_env=lambda: Corridor(length=LENGTH), score=step_cost,
+                     score_name="1 - 0.1 x steps", config={
+                         "num_envs": 16, "num_steps": 32, "total_steps": 16 * 32 * 12,
+                         "policy": "32,32", "learning_rate": 3e-3})
+
+TRANSFER = PolicyTransfer(
+    name="corridor PPO", target="walk right", make_reference=lambda n: NumpyCorridor(n, LENGTH),
+    margin=0.1, margin_note="a tenth of the score of one step saved per episode",
+    seeds=(0, 1), episodes=300, reference_train={}, max_steps=200)
+
+
+def port(transfer: PolicyTransfer = TRANSFER) -> EnvPort:
+    return EnvPort(name="corridor", reference="numpy corridor", candidate="envport.toy.Corridor",
+                   install_reference=lambda: None, check_reference=lambda: None,
+                   train=[TARGET], transfer=[transfer])
+
+
+def l4(report: dict) -> tuple[dict, list[dict]]:
+    return report["levels"]["L4"], report["details"]["L4"]
+
+
+@pytest.fixture(scope="module")
+def first_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("transfer")
+    return out, verify.run(port(), out_dir=out, levels=["L4"], progress=False)
+
+
+def test_trained_policies_transfer_in_both_directions(first_run):
+    out, report = first_run
+    level, details = l4(report)
+    assert level["suites"] == 4 and level["equivalent"] is True
+    assert [(d["policy"]["direction"], d["policy"]["seed"]) for d in details] == [
+        ("port", 0), ("port", 1), ("reference", 0), ("reference", 1)]
+    for d in details:
+        assert d["n_reference"] == d["n_candidate"] == 300
+        assert d["margin"] == 0.1 and d["note"].startswith("a tenth")
+        # trained: the walk is near the shortest (mean start 2 cells away: score ~0.7)
+        assert d["reference_mean"] > 0.5 and d["candidate_mean"] > 0.5
+        stored = json.loads((out / "corridor" / "train" / d["policy"]["run_dir"].split("/")[-1]
+                             / "policy.json").read_text())
+        assert stored["direction"] == d["policy"]["direction"]
+        assert stored["policy_params"] == d["policy"]["policy_params"] > 0
+    written = json.loads((out / "corridor" / "verify.json").read_text())
+    assert [d["policy"]["run_dir"] for d in written["details"]["L4"]] == [
+        d["policy"]["run_dir"] for d in details]
+    assert "policy trained on the reference, seed 1* policy" in (
+        out / "corridor" / "verify.md").read_text()
+
+
+def test_stored_policies_are_reused_not_retrained(first_run, monkeypatch):
+    out, report = first_run
+
+    def no_training(*a, **k):
+        raise AssertionError("a stored policy was trained again")
+
+    monkeypatch.setattr(tr, "_train_on_port", no_training)
+    monkeypatch.setattr(tr, "_train_on_reference", no_training)
+    again = verify.run(port(), out_dir=out, levels=["L4"], progress=False)
+    assert [d["reference_mean"] for d in l4(again)[1]] == [
+        d["reference_mean"] for d in l4(report)[1]]  # same policies, same seeds
+
+
+def test_a_planted_gap_fails_l4(first_run):
+    """The port slips: half of its moves do nothing, so walks take longer on it."""
+    out, _ = first_run
+    planted = dataclasses.replace(TRANSFER, make_candidate_env=lambda: Corridor(LENGTH, slip=0.5),
+                                  reference_train=None)
+    level, details = l4(verify.run(port(planted), out_dir=out, levels=["L4"], progress=False))
+    assert level["equivalent"] is False
+    assert all(not d["equivalent"] and d["difference"] < -0.1 for d in details)
+
+
+def test_the_backend_evaluator_counts_first_episodes_only(first_run):
+    out, _ = first_run
+    p = tr.ensure_policy(port(), TRANSFER, "port", 0, out, progress=False)
+    ended = []
+    scores = evaluate_backend(p.ppo, p.params, NumpyCorridor(50, LENGTH), seed=3,
+                              score=step_cost, progress=ended.append)
+    assert scores.shape == (50,) and sum(ended) == 50
+    # a first episode: 1 - 0.1 x its steps, at least one step and at most the cap
+    steps = np.round((1 - scores) / 0.1)
+    assert np.all(steps >= 1) and np.all(steps <= 200)
+    np.testing.assert_allclose(scores, 1 - 0.1 * steps, atol=1e-5)
+
+
+def test_a_transfer_naming_no_target_is_refused(tmp_path):
+    bad = dataclasses.replace(TRANSFER, target="walk left")
+    with pytest.raises(EnvportError, match="names training target 'walk left'.*walk right"):
+        verify.run(port(bad), out_dir=tmp_path, levels=["L4"], progress=False)
+    assert not (tmp_path / "corridor").exists()  # refused before anything was written
