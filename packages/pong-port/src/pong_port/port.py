@@ -9,12 +9,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from envport.registry import BenchTarget, EnvPort, L1Target, L2Suite, L3Suite
+from envport.registry import BenchTarget, EnvPort, L1Target, L2Suite, L3Suite, PolicyTransfer
 from pong_port import __version__, reference_build
 from pong_port.cases import sample_actions, sample_states
 from pong_port.config import PongConfig
 from pong_port.env import Pong, PufferVecPong
 from pong_port.plan import PLAN
+from pong_port.train import PONG_INI
 from pong_port.train import TARGETS as TRAIN_TARGETS
 
 DISCRETE = PongConfig()
@@ -136,6 +137,31 @@ def _bench(name: str, config: PongConfig) -> BenchTarget:
     )
 
 
+# -- L4: trained policies ------------------------------------------------------------------
+TRANSFER_STEPS = 6_000_000  # half the target's budget: policies between +15 and +20
+TRANSFER_NOTE = (
+    "Margin 1 point of the game score (points won - lost, range -21..+21): a gap that moves a "
+    "policy's result by one point per game. With 1,000 games per backend the standard error of "
+    "the difference is about 0.2 points for these policies, so an exact port passes with room "
+    "(its expected difference is 0), while a planted paddle speed of 9 instead of 8 moves a "
+    "policy by more than 10 points (tests/test_pong_transfer.py). Policies: PPO on the port "
+    f"(on-device) and on PufferLib's C Pong (the host loop), {TRANSFER_STEPS:,} env steps each "
+    "at the frameskip=8 target's settings; each plays sampled actions.")
+
+
+def _puffer_c(num_envs: int):
+    from pong_port.reference import PongReference
+
+    return PongReference(num_envs, PONG_INI)
+
+
+TRANSFER = PolicyTransfer(
+    name="PPO vs the scripted paddle", target="frameskip=8", make_reference=_puffer_c,
+    margin=1.0, margin_note=TRANSFER_NOTE, metric="score (points won - lost) of one game",
+    seeds=(0, 1, 2, 3, 4), episodes=1000, train={"total_steps": TRANSFER_STEPS},
+    reference_train={})
+
+
 def check_reference() -> None:
     from pong_port.reference import load_binding
 
@@ -164,5 +190,6 @@ PORT = EnvPort(
     ],
     bench=[_bench("frameskip=1", DISCRETE), _bench("frameskip=8", FRAMESKIP8)],
     train=TRAIN_TARGETS,
+    transfer=[TRANSFER],
     plan=PLAN,
 )
