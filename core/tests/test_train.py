@@ -16,6 +16,7 @@ import pytest
 from numpy_corridor import NumpyCorridor
 
 from envport import Box, Env, EnvSpec, TimeStep, cli
+from envport.errors import EnvportError
 from envport.registry import TrainTarget
 from envport.toy import Corridor
 from envport.train import PPO, PRESETS, PPOConfig, count_params, evaluate, widths_for
@@ -197,7 +198,6 @@ import json, sys
 import jax
 from envport.toy import Corridor
 from envport.wrappers import EpisodeLimitWrapper
-from numpy_corridor import NumpyCorridor
 from envport.train import PPO, PPOConfig
 from envport.train.sharding import data_mesh, shard_runner
 from envport.train.ppo import summarize
@@ -248,3 +248,19 @@ def test_host_loop_refuses_nan_observations():
     host = HostPPO(NumpyCorridor(4, nan_at=3), cfg)
     with pytest.raises(BackendOutputError, match=r"NaN or inf observations \(envs \[1\]\)"):
         host.update(host.init())
+
+
+def test_a_host_target_trains_through_train_and_does_not_resume(tmp_path):
+    target = TrainTarget(name="numpy corridor", make_backend=lambda n: NumpyCorridor(n),
+                         goal=0.5, goal_episodes=10)
+    cfg = PPOConfig(num_envs=8, num_steps=16, total_steps=8 * 16 * 3, policy="8")
+    summary = train(TrainRun("corridor", target, cfg, tmp_path / "h", progress=False))
+    assert summary["updates"] == 3 and summary["finished"]
+    config = json.loads((tmp_path / "h" / "config.json").read_text())
+    assert config["loop"] == "host" and config["devices"][1] == "host: numpy-corridor"
+    assert len(read_metrics(tmp_path / "h")[0]) == 3 and (tmp_path / "h" / "checkpoint.msgpack").exists()
+    with pytest.raises(ResumeMismatchError, match="host-loop runs do not resume"):
+        train(TrainRun("corridor", target, cfg, tmp_path / "h", progress=False), resume=True)
+    with pytest.raises(EnvportError, match="neither make_env"):
+        train(TrainRun("corridor", TrainTarget(name="none"), cfg, tmp_path / "n", progress=False))
+    assert not (tmp_path / "n").exists()

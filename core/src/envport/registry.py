@@ -190,11 +190,12 @@ class TrainTarget:
     (default: the reward), e.g. Pong's points without the hit bonus or a win indicator.
     ``goal``: the score the run reports reaching (first env step where the mean of the last
     ``goal_episodes`` episodes gets there). ``evaluate``: envs the policy is evaluated on as
-    training proceeds, by name (e.g. the same game against another opponent).
+    training proceeds, by name (e.g. the same game against another opponent). ``score`` is
+    also applied to the numpy time steps of a host-loop target (``make_backend``).
     """
 
     name: str
-    make_env: Callable[[], Env]
+    make_env: Callable[[], Env] | None = None
     config: dict[str, Any] = field(default_factory=dict)
     score: Callable[[Any], Any] | None = None
     score_name: str = "return"
@@ -202,6 +203,9 @@ class TrainTarget:
     goal_episodes: int = 100
     evaluate: dict[str, Callable[[], Env]] = field(default_factory=dict)
     note: str = ""
+    # a target without a JAX env: ``make_backend(num_envs)`` gives a numpy Backend (resetting
+    # finished envs itself) that PPO trains on through the host loop (no resume)
+    make_backend: Callable[[int], Backend] | None = None
 
 
 @dataclass

@@ -30,6 +30,7 @@ from envport import __version__
 from envport.errors import EnvportError
 from envport.train import memory
 from envport.train.evaluate import evaluate
+from envport.train.host import HostPPO
 from envport.train.networks import count_params
 from envport.train.ppo import PPO, PPOConfig, Runner, summarize
 from envport.train.sharding import data_mesh, shard_runner
@@ -131,47 +132,113 @@ class _GoalTracker:
         return mean, count
 
 
+class _Device:
+    """The on-device PPO of a JAX env: the state is a Runner, checkpointed whole."""
+
+    resumable = True
+
+    def __init__(self, run: TrainRun):
+        self.ppo = PPO(run.target.make_env(), run.config, score=run.target.score)
+        self.mesh = data_mesh(run.devices, run.config.num_envs)
+
+    def start(self, run_dir: Path, identity: dict, resume: bool) -> Runner:
+        runner = self.ppo.init()
+        if resume:
+            runner = load_checkpoint(run_dir, runner, identity)
+        return shard_runner(runner, self.mesh)
+
+    def update(self, state):
+        return self.ppo.update(state)
+
+    def done_updates(self, state) -> int:
+        return int(state.update)
+
+    def devices(self) -> list[str]:
+        return [str(d) for d in self.mesh.devices.flat]
+
+
+class _Host:
+    """The host loop over the target's numpy backend (``TrainTarget.make_backend``): the
+    checkpoint holds the parameters and optimiser, not the backend's process, so it does not
+    resume."""
+
+    resumable = False
+
+    def __init__(self, run: TrainRun):
+        if run.devices != 1:
+            raise EnvportError("a host-loop target trains on one device (--devices 1)")
+        self.backend = run.target.make_backend(run.config.num_envs)
+        self.host = HostPPO(self.backend, run.config, score=run.target.score)
+        self.ppo = self.host.ppo
+
+    def start(self, run_dir: Path, identity: dict, resume: bool):
+        if resume:
+            raise ResumeMismatchError(
+                f"{run_dir} trained on a host backend ({self.backend.name}); host-loop runs do "
+                "not resume (a backend's process state is not checkpointed): start a new run")
+        return self.host.init()
+
+    def update(self, state):
+        return self.host.update(state)
+
+    def done_updates(self, state) -> int:
+        return int(state.update)
+
+    def devices(self) -> list[str]:
+        return [str(jax.devices()[0]), f"host: {self.backend.name}"]
+
+
 def train(run: TrainRun, resume: bool = False) -> dict:
-    """Run (or, with ``resume``, continue) the run in ``run.run_dir``; returns the summary."""
-    cfg = run.config
+    """Run (or, with ``resume``, continue) the run in ``run.run_dir``; returns the summary.
+    A target with ``make_env`` trains on the device; one with only ``make_backend`` through
+    the host loop."""
     target = run.target
-    ppo = PPO(target.make_env(), cfg, score=target.score)
-    identity = run_identity(run, ppo)
-    params = count_params(ppo.obs_dim, ppo.action_dim, ppo.widths, ppo.continuous)
-    memory.check_fits(memory.estimate_bytes(cfg, ppo.obs_dim, ppo.action_dim, ppo.widths),
-                      policy=cfg.policy, params=params)
+    if target.make_env is None and target.make_backend is None:
+        raise EnvportError(f"training target {target.name!r} has neither make_env (a JAX env) "
+                           "nor make_backend (a numpy backend for the host loop)")
     run_dir = Path(run.run_dir)
     if resume:
         read_config(run_dir)
     elif run_dir.exists():
         raise RunExistsError(f"{run_dir} exists: choose another --run-id (nothing is written "
                              "over an existing run) or --resume it")
-    mesh = data_mesh(run.devices, cfg.num_envs)
-    runner = ppo.init()
-    if resume:
-        runner = load_checkpoint(run_dir, runner, identity)
-    runner = shard_runner(runner, mesh)
+    trainer = _Device(run) if target.make_env is not None else _Host(run)
+    try:
+        return _train(run, trainer, run_dir, resume)
+    finally:
+        if isinstance(trainer, _Host):
+            trainer.backend.close()
+
+
+def _train(run: TrainRun, trainer, run_dir: Path, resume: bool) -> dict:
+    cfg, target, ppo = run.config, run.target, trainer.ppo
+    identity = run_identity(run, ppo)
+    params = count_params(ppo.obs_dim, ppo.action_dim, ppo.widths, ppo.continuous)
+    memory.check_fits(memory.estimate_bytes(cfg, ppo.obs_dim, ppo.action_dim, ppo.widths),
+                      policy=cfg.policy, params=params)
+    state = trainer.start(run_dir, identity, resume)
     if not resume:
         run_dir.mkdir(parents=True)
         _write_json(run_dir / "config.json", {
             **identity, "policy_widths": list(ppo.widths), "policy_params": params,
             "score_name": target.score_name, "goal": target.goal,
-            "goal_episodes": target.goal_episodes, "devices": [str(d) for d in mesh.devices.flat],
+            "goal_episodes": target.goal_episodes, "devices": trainer.devices(),
+            "loop": "device" if trainer.resumable else "host",
             "host": platform.node(), "cpu_count": os.cpu_count(),
             "versions": {"envport": __version__, "jax": jax.__version__,
                          "python": platform.python_version()},
             "evaluate": sorted(target.evaluate)})
     print(f"{run.env_name}/{target.name}: policy {cfg.policy} = {params:,} parameters "
           f"(torso {'x'.join(map(str, ppo.widths))}), {cfg.num_updates} updates of "
-          f"{cfg.batch_size:,} env steps on {mesh.devices.size} device(s) -> {run_dir}")
-    return _loop(run, ppo, runner, identity, resume)
+          f"{cfg.batch_size:,} env steps on {', '.join(trainer.devices())} -> {run_dir}")
+    return _loop(run, trainer, state, identity, resume)
 
 
-def _loop(run: TrainRun, ppo: PPO, runner: Runner, identity: dict, resume: bool) -> dict:
+def _loop(run: TrainRun, trainer, runner, identity: dict, resume: bool) -> dict:
     from tqdm import tqdm
 
-    cfg, target, run_dir = run.config, run.target, Path(run.run_dir)
-    start = int(runner.update)
+    cfg, target, run_dir, ppo = run.config, run.target, Path(run.run_dir), trainer.ppo
+    start = trainer.done_updates(runner)
     tracker = _GoalTracker(target.goal, target.goal_episodes)
     history = _read_history(run_dir) if resume else []
     for row in history:
@@ -187,7 +254,7 @@ def _loop(run: TrainRun, ppo: PPO, runner: Runner, identity: dict, resume: bool)
     with open(run_dir / "metrics.jsonl", "a") as log:
         for u in range(start, end):
             t_update = time.perf_counter()
-            runner, metrics = ppo.update(runner)
+            runner, metrics = trainer.update(runner)
             m = summarize(metrics)
             now = time.perf_counter()
             if compile_s is None:

@@ -17,10 +17,10 @@ rather than reusing ones it does not describe.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,10 +31,10 @@ from flax import serialization
 from envport.errors import EnvportError
 from envport.registry import EnvPort, L4Suite, PolicyTransfer, TrainTarget
 from envport.train.evaluate import evaluate
-from envport.train.host import HostPPO, evaluate_backend
+from envport.train.host import evaluate_backend
 from envport.train.networks import count_params
-from envport.train.ppo import PPO, PPOConfig, summarize
-from envport.train.run import TrainRun, load_checkpoint, run_identity, run_root, train
+from envport.train.ppo import PPO, PPOConfig
+from envport.train.run import CHECKPOINT, TrainRun, run_root, train
 
 __all__ = ["DIRECTIONS", "StoredPolicy", "policy_config", "policy_dir", "ensure_policy",
            "transfer_suites"]
@@ -110,70 +110,37 @@ def _load(run_dir: Path, ppo: PPO, identity: dict) -> StoredPolicy:
     return StoredPolicy(ppo, params, info)
 
 
-def _save(run_dir: Path, ppo: PPO, params, info: dict) -> StoredPolicy:
-    params = jax.device_get(params)
+def _save(run_dir: Path, ppo: PPO, raw_params, info: dict) -> StoredPolicy:
+    params = serialization.from_state_dict(_template(ppo), raw_params)
     (run_dir / POLICY).write_bytes(serialization.to_bytes(params))
     _write(run_dir / "policy.json", info)
     return StoredPolicy(ppo, params, info)
 
 
+def _train(env_name: str, target: TrainTarget, config: PPOConfig, run_dir: Path,
+           progress: bool) -> tuple[object, dict]:
+    """Train (or finish) the run and return its parameters and summary. A port run that
+    stopped is resumed; a host run (no resume) that stopped is an error naming the folder."""
+    summary_path = run_dir / "summary.json"
+    summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
+    if not summary.get("finished"):
+        summary = train(TrainRun(env_name, target, config, run_dir, progress=progress),
+                        resume=run_dir.exists())
+    raw = serialization.msgpack_restore((run_dir / CHECKPOINT).read_bytes())
+    return raw["params"], summary
+
+
 def _train_on_port(env_name: str, target: TrainTarget, config: PPOConfig, run_dir: Path,
                    progress: bool) -> tuple[object, dict]:
-    run = TrainRun(env_name, target, config, run_dir, progress=progress)
-    summary_path = run_dir / "summary.json"
-    finished = summary_path.exists() and json.loads(summary_path.read_text()).get("finished")
-    if not finished:
-        summary = train(run, resume=run_dir.exists())
-    else:
-        summary = json.loads(summary_path.read_text())
-    ppo = PPO(target.make_env(), config, score=target.score)
-    return load_checkpoint(run_dir, ppo.init(), run_identity(run, ppo)).params, summary
+    return _train(env_name, target, config, run_dir, progress)
 
 
 def _train_on_reference(env_name: str, target: TrainTarget, transfer: PolicyTransfer,
                         config: PPOConfig, run_dir: Path, progress: bool) -> tuple[object, dict]:
-    """The host loop over the reference backend; no resume (a backend's process state is not
-    checkpointed), so an interrupted run starts again."""
-    from tqdm import tqdm
-
-    backend = transfer.make_reference(config.num_envs)
-    try:
-        host = HostPPO(backend, config, score=target.score)
-        run_dir.mkdir(parents=True, exist_ok=True)
-        _write(run_dir / "config.json", {
-            "env": env_name, "target": target.name, "trained_on": backend.name,
-            "config": config.to_dict(), "policy_widths": list(host.ppo.widths),
-            "policy_params": count_params(host.ppo.obs_dim, host.ppo.action_dim,
-                                          host.ppo.widths, host.ppo.continuous),
-            "score_name": target.score_name, "goal": target.goal})
-        state = host.init()
-        recent: list[tuple[float, float]] = []
-        t0 = time.perf_counter()
-        with open(run_dir / "metrics.jsonl", "w") as log, \
-                tqdm(total=config.num_updates, disable=not progress, unit="update",
-                     desc=f"train on {backend.name}", dynamic_ncols=True) as bar:
-            for u in range(config.num_updates):
-                state, metrics = host.update(state)
-                m = summarize(jax.device_get(metrics))
-                if m["episodes"]:
-                    recent = (recent + [(m["episodes"], m["episode_score"] * m["episodes"])])[-20:]
-                count = sum(n for n, _ in recent)
-                score = sum(s for _, s in recent) / count if count else None
-                step = (u + 1) * config.batch_size
-                log.write(json.dumps({"update": u + 1, "step": step,
-                                      "wall_s": round(time.perf_counter() - t0, 3), **m,
-                                      "score_recent": score}) + "\n")
-                bar.update(1)
-                bar.set_postfix(score="-" if score is None else f"{score:.2f}")
-        summary = {"run_dir": str(run_dir), "env": env_name, "target": target.name,
-                   "updates": config.num_updates, "finished": True,
-                   "env_steps": config.num_updates * config.batch_size,
-                   "wall_s": round(time.perf_counter() - t0, 3), "score_name": target.score_name,
-                   "score_recent": score}
-        _write(run_dir / "summary.json", summary)
-        return state.params, summary
-    finally:
-        backend.close()
+    """The same target with the reference backend in place of the env: the host loop."""
+    on_reference = dataclasses.replace(target, make_env=None, evaluate={},
+                                       make_backend=transfer.make_reference)
+    return _train(env_name, on_reference, config, run_dir, progress)
 
 
 def ensure_policy(port: EnvPort, transfer: PolicyTransfer, direction: str, seed: int,
