@@ -206,6 +206,9 @@ class TrainTarget:
     # a target without a JAX env: ``make_backend(num_envs)`` gives a numpy Backend (resetting
     # finished envs itself) that PPO trains on through the host loop (no resume)
     make_backend: Callable[[int], Backend] | None = None
+    # a two-player simultaneous-move env trained by self-play: both players act from the
+    # policy being trained, each game two rows of experience (``envport.train.selfplay``)
+    self_play: bool = False
 
 
 @dataclass

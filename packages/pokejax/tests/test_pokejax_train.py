@@ -6,6 +6,7 @@ import numpy as np
 
 from envport import TimeStep
 from envport.train import PPOConfig, check_resume
+from envport.train.run import TrainRun, read_metrics, train
 from pokejax.train import TARGETS, won
 
 
@@ -15,6 +16,17 @@ def test_ppo_runs_and_resumes_on_pokejax(tmp_path):
             "policy": "16"}
     rows = check_resume("pokejax", target, PPOConfig.from_dict(tiny), tmp_path)
     assert all(np.isfinite(r["loss"]) for r in rows)
+
+
+def test_self_play_runs_on_both_sides_of_battles(tmp_path):
+    target = next(t for t in TARGETS if t.name == "self-play")
+    tiny = {**target.config, "num_envs": 8, "num_steps": 8, "total_steps": 8 * 8 * 2,
+            "policy": "16"}
+    summary = train(TrainRun("pokejax", target, PPOConfig.from_dict(tiny), tmp_path / "sp",
+                             progress=False, eval_episodes=4))
+    rows, evals = read_metrics(tmp_path / "sp")
+    assert summary["finished"] and all(np.isfinite(r["loss"]) for r in rows)
+    assert sorted(evals[-1]["eval"]) == ["vs greedy", "vs random"]  # the single-agent views
 
 
 def test_the_score_is_a_win():

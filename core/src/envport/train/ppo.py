@@ -31,6 +31,7 @@ import optax
 from envport.env import Env
 from envport.errors import EnvportError
 from envport.train.networks import ActorCritic, as_features, flat_obs_dim, widths_for
+from envport.train.selfplay import SelfPlayBatch
 from envport.types import Box, Discrete, TimeStep
 from envport.wrappers import AutoResetWrapper, VmapWrapper
 
@@ -144,12 +145,14 @@ class PPO:
     (jitted) advances it by one update and returns its metrics."""
 
     def __init__(self, env: Env | None, config: PPOConfig, score: ScoreFn | None = None,
-                 spec=None):
-        spec = env.spec if env is not None else spec
+                 spec=None, self_play: bool = False):
+        # self-play: a two-player env's games as two single-agent rows each (selfplay.py)
+        selfplay = SelfPlayBatch(env, config.num_envs) if self_play else None
+        spec = selfplay.spec if selfplay else env.spec if env is not None else spec
         if spec.num_agents != 1:
             raise TrainConfigError(
                 f"{spec.id} has {spec.num_agents} players: train a single-agent view of it "
-                "(the env package's opponent wrapper)")
+                "(the env package's opponent wrapper) or by self-play (self_play=True)")
         space = spec.action_space
         if isinstance(space, Discrete):
             if tuple(space.shape) != ():
@@ -170,7 +173,8 @@ class PPO:
         self.net = ActorCritic(self.widths, self.action_dim, self.continuous)
         self.score = score or _reward_score
         # the on-device rollout; the host-loop driver (``envport.train.host``) has no JAX env
-        self.batched = VmapWrapper(AutoResetWrapper(env)) if env is not None else None
+        self.batched = (selfplay or VmapWrapper(AutoResetWrapper(env))) if env is not None \
+            else None
         self.tx = self._optimizer()
         self.update = jax.jit(self._update, donate_argnums=0)
 

@@ -138,7 +138,8 @@ class _Device:
     resumable = True
 
     def __init__(self, run: TrainRun):
-        self.ppo = PPO(run.target.make_env(), run.config, score=run.target.score)
+        self.ppo = PPO(run.target.make_env(), run.config, score=run.target.score,
+                       self_play=run.target.self_play)
         self.mesh = data_mesh(run.devices, run.config.num_envs)
 
     def start(self, run_dir: Path, identity: dict, resume: bool) -> Runner:

@@ -3,6 +3,10 @@ opponent (``env.SingleAgentEnv``), the legal mask applied to the policy's logits
 
 The score is the win (1 for a win, 0 for a loss or a tie); every run is evaluated against both
 built-in opponents as it goes, so its win rate against each is in ``metrics.jsonl``.
+
+``self-play`` trains on the two-player ``BattleEnv``: both sides of every battle play the
+policy being trained (``envport.train.selfplay``), so its own win score is 0.5 by
+construction; the evaluations against the built-in opponents say what it learnt.
 """
 
 from __future__ import annotations
@@ -10,7 +14,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from envport.registry import TrainTarget
-from pokejax.env import SingleAgentEnv
+from pokejax.env import BattleEnv, SingleAgentEnv
 
 PPO_SETTINGS = {
     "num_envs": 256, "num_steps": 64, "total_steps": 5_000_000, "update_epochs": 4,
@@ -33,4 +37,8 @@ TARGETS = [
                 config=PPO_SETTINGS, score=won, score_name="win rate", evaluate=EVALUATE,
                 note=f"p1 against the built-in {opponent} opponent")
     for opponent in ("random", "greedy")  # random first: against greedy a new policy wins ~1%
+] + [
+    TrainTarget(name="self-play", make_env=lambda: BattleEnv(checked=False), self_play=True,
+                config=PPO_SETTINGS, score=won, score_name="win rate (0.5 in self-play)",
+                evaluate=EVALUATE, note="both sides of each battle play the learning policy"),
 ]
