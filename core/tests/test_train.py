@@ -264,3 +264,23 @@ def test_a_host_target_trains_through_train_and_does_not_resume(tmp_path):
     with pytest.raises(EnvportError, match="neither make_env"):
         train(TrainRun("corridor", TrainTarget(name="none"), cfg, tmp_path / "n", progress=False))
     assert not (tmp_path / "n").exists()
+
+
+def test_init_from_starts_from_another_runs_policy(tmp_path):
+    cfg = PPOConfig(num_envs=16, num_steps=32, total_steps=16 * 32 * 20, policy="32,32",
+                    learning_rate=3e-3)
+    first = train(TrainRun("corridor", corridor_target(), cfg, tmp_path / "a", progress=False))
+    short = PPOConfig.from_dict({**cfg.to_dict(), "total_steps": 16 * 32})
+    train(TrainRun("corridor", corridor_target(), short, tmp_path / "b", progress=False,
+                   init_from=tmp_path / "a"))
+    fresh = train(TrainRun("corridor", corridor_target(), short, tmp_path / "c", progress=False))
+    a, b, c = (read_metrics(tmp_path / x)[0] for x in "abc")
+    assert json.loads((tmp_path / "b" / "config.json").read_text())["init_from"] == str(tmp_path / "a")
+    # b's first update plays a's trained policy: walks as short as a's last, shorter than fresh
+    assert b[0]["episode_length"] < 0.7 * c[0]["episode_length"]
+    assert first["finished"] and fresh["finished"]
+    other = PPOConfig.from_dict({**short.to_dict(), "policy": "8"})
+    with pytest.raises(EnvportError, match="--init-from .* other shapes|does not fit"):
+        train(TrainRun("corridor", corridor_target(), other, tmp_path / "d", progress=False,
+                       init_from=tmp_path / "a"))
+    assert not (tmp_path / "d").exists()  # refused before anything was written

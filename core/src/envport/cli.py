@@ -198,6 +198,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="continue reports/<env>/train/RUN_ID from its checkpoint")
     t.add_argument("--stop-after", type=_positive_int, default=None, metavar="UPDATES",
                    help="stop (checkpointed) after this many updates; --resume goes on")
+    t.add_argument("--init-from", metavar="RUN_ID", default=None,
+                   help="start from the policy of reports/<env>/train/RUN_ID (its parameters, "
+                        "a fresh optimiser; same policy widths)")
     t.add_argument("--checkpoint-every", type=_positive_int, default=10, help="updates")
     t.add_argument("--eval-every", type=int, default=0,
                    help="updates between evaluations on the target's evaluation envs "
@@ -417,7 +420,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
         summary = run.train(run.TrainRun(
             args.env, target, cfg, run_dir, devices=args.devices, progress=not args.no_progress,
             checkpoint_every=args.checkpoint_every, stop_after=args.stop_after, eval_every=args.eval_every,
-            eval_episodes=args.eval_episodes), resume=resume)
+            eval_episodes=args.eval_episodes,
+            init_from=root / args.init_from if args.init_from else None), resume=resume)
         goal = summary["goal"]
         reached = summary["goal_reached_at_step"]
         print(f"{summary['run_dir']}: {summary['updates']} updates, {summary['env_steps']:,} "

@@ -60,6 +60,9 @@ class TrainRun:
     # stop after this many updates in this call (checkpointed; ``resume`` goes on): runs longer
     # than one sitting
     stop_after: int | None = None
+    # start from the policy of another run (its checkpoint's parameters, a fresh optimiser),
+    # e.g. against a harder opponent after an easier one; the widths must match
+    init_from: Path | None = None
 
 
 def default_run_id(config: PPOConfig) -> str:
@@ -103,6 +106,27 @@ def load_checkpoint(run_dir: Path, template: Runner, identity: dict) -> Runner:
     return serialization.from_bytes(jax.device_get(template), (run_dir / CHECKPOINT).read_bytes())
 
 
+def initial_params(other_run: Path, template):
+    """The parameters in ``other_run``'s checkpoint, shaped like ``template`` (a policy of the
+    same widths); a clear error when the run or its shapes do not fit."""
+    path = other_run / CHECKPOINT
+    if not path.exists():
+        raise EnvportError(f"--init-from {other_run}: no {CHECKPOINT} there")
+    raw = serialization.msgpack_restore(path.read_bytes())["params"]
+    want = jax.tree.map(np.shape, jax.device_get(template))
+    try:
+        params = serialization.from_state_dict(template, raw)
+        got = jax.tree.map(np.shape, params)
+    except (KeyError, ValueError) as exc:
+        raise EnvportError(f"--init-from {other_run}: its policy does not fit this one "
+                           f"({exc})") from None
+    if got != want:
+        cfg = read_config(other_run)
+        raise EnvportError(f"--init-from {other_run}: its policy ({cfg.get('policy_widths')}, "
+                           f"{cfg.get('env_id')}) has other shapes than this run's")
+    return jax.tree.map(jax.numpy.asarray, params)
+
+
 def read_config(run_dir: Path) -> dict:
     path = Path(run_dir) / "config.json"
     if not path.exists():
@@ -142,10 +166,14 @@ class _Device:
                        self_play=run.target.self_play)
         self.mesh = data_mesh(run.devices, run.config.num_envs)
 
-    def start(self, run_dir: Path, identity: dict, resume: bool) -> Runner:
+    def start(self, run_dir: Path, identity: dict, resume: bool,
+              init_from: Path | None = None) -> Runner:
         runner = self.ppo.init()
         if resume:
             runner = load_checkpoint(run_dir, runner, identity)
+        elif init_from is not None:
+            params = initial_params(Path(init_from), runner.params)
+            runner = runner._replace(params=params, opt_state=self.ppo.tx.init(params))
         return shard_runner(runner, self.mesh)
 
     def update(self, state):
@@ -172,7 +200,10 @@ class _Host:
         self.host = HostPPO(self.backend, run.config, score=run.target.score)
         self.ppo = self.host.ppo
 
-    def start(self, run_dir: Path, identity: dict, resume: bool):
+    def start(self, run_dir: Path, identity: dict, resume: bool,
+              init_from: Path | None = None):
+        if init_from is not None:
+            raise EnvportError("--init-from is for on-device runs; a host-loop run starts fresh")
         if resume:
             raise ResumeMismatchError(
                 f"{run_dir} trained on a host backend ({self.backend.name}); host-loop runs do "
@@ -217,7 +248,9 @@ def _train(run: TrainRun, trainer, run_dir: Path, resume: bool) -> dict:
     params = count_params(ppo.obs_dim, ppo.action_dim, ppo.widths, ppo.continuous)
     memory.check_fits(memory.estimate_bytes(cfg, ppo.obs_dim, ppo.action_dim, ppo.widths),
                       policy=cfg.policy, params=params)
-    state = trainer.start(run_dir, identity, resume)
+    if resume and run.init_from is not None:
+        raise EnvportError("--init-from starts a new run; a resumed run continues its own policy")
+    state = trainer.start(run_dir, identity, resume, run.init_from)
     if not resume:
         run_dir.mkdir(parents=True)
         _write_json(run_dir / "config.json", {
@@ -228,7 +261,8 @@ def _train(run: TrainRun, trainer, run_dir: Path, resume: bool) -> dict:
             "host": platform.node(), "cpu_count": os.cpu_count(),
             "versions": {"envport": __version__, "jax": jax.__version__,
                          "python": platform.python_version()},
-            "evaluate": sorted(target.evaluate)})
+            "evaluate": sorted(target.evaluate),
+            "init_from": None if run.init_from is None else str(run.init_from)})
     print(f"{run.env_name}/{target.name}: policy {cfg.policy} = {params:,} parameters "
           f"(torso {'x'.join(map(str, ppo.widths))}), {cfg.num_updates} updates of "
           f"{cfg.batch_size:,} env steps on {', '.join(trainer.devices())} -> {run_dir}")
