@@ -24,7 +24,10 @@ def test_l3_sample_matches_reference(reference_built, suite):
     assert res.mismatches == 0, [d.summary() for d in res.divergences]
 
 
-def test_verify_writes_report(reference_built, tmp_path):
+def test_verify_writes_report(reference_built, tmp_path, monkeypatch):
+    # L1-L3 at a small scale; the trained-policy L4 suites (10 trainings) are
+    # test_pong_transfer.py's and nox -s verify-pong's
+    monkeypatch.setattr(PORT, "transfer", [])
     report = verify.run(PORT, out_dir=tmp_path, scale=0.02, progress=False)
     on_disk = json.loads((tmp_path / "pong" / "verify.json").read_text())
     assert on_disk["equivalent"] is True and report["equivalent"] is True
@@ -42,9 +45,10 @@ def test_full_verification(reference_built, tmp_path):
     assert report["levels"]["L2"]["cases"] >= 10_000
 
 
-def test_cli_verify_end_to_end(reference_built, tmp_path, capsys):
+def test_cli_verify_end_to_end(reference_built, tmp_path, capsys, monkeypatch):
     from envport.cli import main
 
+    monkeypatch.setattr(PORT, "transfer", [])  # as above: no policy training here
     assert main(["verify", "pong", "--scale", "0.01", "--no-progress", "--out", str(tmp_path)]) == 0
     assert "pong: EQUIVALENT" in capsys.readouterr().out
     assert json.loads((tmp_path / "pong" / "verify.json").read_text())["equivalent"] is True
