@@ -12,6 +12,7 @@ import glob
 import hashlib
 import os
 import shutil
+import time
 
 import nox
 
@@ -127,6 +128,26 @@ def emurust_pgo(session: nox.Session) -> None:
     session.run("python", "tools/build_emurust_pgo.py")
 
 
+def emurust_train(session: nox.Session) -> None:
+    """emurust's PPO on game.gb (issue 20): the default target (emurust's VecEnv) and "game.gb
+    on PyBoy" (PyBoy 2.8.1 in one process per core) for the same budget (the session's
+    arguments go to both ``envport train`` runs, e.g. ``-- --steps 500000``), then
+    ``python -m emurust.train compare``: SPS of each and their ratio, final scores, a random
+    policy's score -> reports/emurust/train/comparison.{json,md,png}."""
+    install_references(session, {"emurust": None})
+    build_emurust_roms(session)
+    emurust_pgo(session)  # the build the benchmark measures
+    args, env = list(session.posargs), _jax_cache(session)
+    out = next((a.split("=", 1)[1] if "=" in a else args[i + 1]
+                for i, a in enumerate(args) if a.split("=", 1)[0] == "--out"), "reports")
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    for target, tag in (("game.gb", "vecenv"), ("game.gb on PyBoy", "pyboy")):
+        session.run("envport", "train", "emurust", "--target", target, "--run-id",
+                    f"{stamp}-{tag}", *args, env=env)
+    session.run("python", "-m", "emurust.train", "compare", "--vecenv", f"{stamp}-vecenv",
+                "--pyboy", f"{stamp}-pyboy", "--out", out, env=env)
+
+
 def install_references(session: nox.Session, envs=ENVS) -> None:
     for name in envs:
         session.run("envport", "install-reference", name)
@@ -208,6 +229,9 @@ def _env_sessions(name: str, folder: str, module: str) -> None:
     def train(session: nox.Session) -> None:
         """PPO on the env (envport train); reports/<env>/train/<run-id>/ per seed."""
         sync(session)
+        if name == "emurust":  # both targets, then their comparison
+            emurust_train(session)
+            return
         args = list(session.posargs) or ["--seeds", "0,1,2"]
         session.run("envport", "train", name, *args, env=_jax_cache(session))
 

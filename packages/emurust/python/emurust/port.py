@@ -257,6 +257,7 @@ def _l1():
 
 def make_port():
     from emurust.plan import PLAN  # cheap: PyBoy's sources are read only when a prompt needs them
+    from emurust.train import TARGETS  # cheap too: no ROM built, no emulator started
     from envport.registry import EnvPort
 
     names = rom_names()
@@ -271,6 +272,7 @@ def make_port():
         l2=[_l2(n) for n in names],
         l3=[_l3(n) for n in names],
         bench=[_bench()],
+        train=TARGETS,
         notes={"license": "LGPL-3.0-only (a translation of PyBoy 2.8.1)"},
         plan=PLAN,
     )
