@@ -40,7 +40,6 @@ import json
 import math
 import multiprocessing as mp
 import os
-import platform
 import sys
 import time
 import traceback
@@ -49,6 +48,7 @@ from pathlib import Path
 
 import numpy as np
 
+from emurust.bench import host_info
 from emurust.utils import BUTTONS
 from emurust.vec import GAMES, mask
 from envport import Box, Discrete, EnvSpec
@@ -463,17 +463,6 @@ def _find_runs(root: Path, run_id: str) -> list[Path]:
     return runs
 
 
-def _lscpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def compare(out: Path, vecenv: str, pyboy: str, random_episodes_per_env: int = 8,
             eval_episodes: int = 256, interleaved_rounds: int = 5,
             command: str | None = None) -> dict:
@@ -510,8 +499,7 @@ def compare(out: Path, vecenv: str, pyboy: str, random_episodes_per_env: int = 8
     rep = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "command": command or "python -m emurust.train compare",
-        "host": {"cpu_model": _lscpu_model(), "cpu_count": os.cpu_count(),
-                 "platform": platform.platform(), "python": platform.python_version(),
+        "host": {**host_info(),  # the bench's: CPU, versions, emurust build
                  "load_average_at_compare": [round(x, 2) for x in os.getloadavg()]},
         "task": {"rom": "game.gb", "frameskip": FRAMESKIP, "start_frames": START_FRAMES,
                  "max_steps": MAX_STEPS, "actions": list(ACTION_NAMES),
