@@ -81,8 +81,7 @@ def test_stored_policies_are_reused_not_retrained(first_run, monkeypatch):
     def no_training(*a, **k):
         raise AssertionError("a stored policy was trained again")
 
-    monkeypatch.setattr(tr, "_train_on_port", no_training)
-    monkeypatch.setattr(tr, "_train_on_reference", no_training)
+    monkeypatch.setattr(tr, "train", no_training)
     again = verify.run(port(), out_dir=out, levels=["L4"], progress=False)
     assert [d["reference_mean"] for d in l4(again)[1]] == [
         d["reference_mean"] for d in l4(report)[1]]  # same policies, same seeds

@@ -79,7 +79,7 @@ def run_identity(run: TrainRun, ppo: PPO) -> dict:
             "env_version": ppo.spec.version, "config": run.config.to_dict()}
 
 
-def _write_json(path: Path, obj) -> None:
+def write_json(path: Path, obj) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(json.dumps(obj, indent=2, default=str) + "\n")
     os.replace(tmp, path)
@@ -90,7 +90,7 @@ def save_checkpoint(run_dir: Path, runner: Runner, identity: dict) -> None:
     tmp = run_dir / (CHECKPOINT + ".tmp")
     tmp.write_bytes(data)
     os.replace(tmp, run_dir / CHECKPOINT)
-    _write_json(run_dir / "checkpoint.json", {**identity, "update": int(runner.update)})
+    write_json(run_dir / "checkpoint.json", {**identity, "update": int(runner.update)})
 
 
 def load_checkpoint(run_dir: Path, template: Runner, identity: dict) -> Runner:
@@ -106,23 +106,24 @@ def load_checkpoint(run_dir: Path, template: Runner, identity: dict) -> Runner:
     return serialization.from_bytes(jax.device_get(template), (run_dir / CHECKPOINT).read_bytes())
 
 
-def initial_params(other_run: Path, template):
-    """The parameters in ``other_run``'s checkpoint, shaped like ``template`` (a policy of the
-    same widths); a clear error when the run or its shapes do not fit."""
-    path = other_run / CHECKPOINT
+def checkpoint_params(run_dir: Path, template, what: str = "--init-from"):
+    """The parameters in ``run_dir``'s checkpoint, shaped like ``template`` (a policy of the
+    same widths); a clear error, starting with ``what``, when the run or its shapes do not
+    fit."""
+    path = run_dir / CHECKPOINT
     if not path.exists():
-        raise EnvportError(f"--init-from {other_run}: no {CHECKPOINT} there")
+        raise EnvportError(f"{what} {run_dir}: no {CHECKPOINT} there")
     raw = serialization.msgpack_restore(path.read_bytes())["params"]
     want = jax.tree.map(np.shape, jax.device_get(template))
     try:
         params = serialization.from_state_dict(template, raw)
         got = jax.tree.map(np.shape, params)
     except (KeyError, ValueError) as exc:
-        raise EnvportError(f"--init-from {other_run}: its policy does not fit this one "
+        raise EnvportError(f"{what} {run_dir}: its policy does not fit this one "
                            f"({exc})") from None
     if got != want:
-        cfg = read_config(other_run)
-        raise EnvportError(f"--init-from {other_run}: its policy ({cfg.get('policy_widths')}, "
+        cfg = read_config(run_dir)
+        raise EnvportError(f"{what} {run_dir}: its policy ({cfg.get('policy_widths')}, "
                            f"{cfg.get('env_id')}) has other shapes than this run's")
     return jax.tree.map(jax.numpy.asarray, params)
 
@@ -172,7 +173,7 @@ class _Device:
         if resume:
             runner = load_checkpoint(run_dir, runner, identity)
         elif init_from is not None:
-            params = initial_params(Path(init_from), runner.params)
+            params = checkpoint_params(Path(init_from), runner.params)
             runner = runner._replace(params=params, opt_state=self.ppo.tx.init(params))
         return shard_runner(runner, self.mesh)
 
@@ -253,7 +254,7 @@ def _train(run: TrainRun, trainer, run_dir: Path, resume: bool) -> dict:
     state = trainer.start(run_dir, identity, resume, run.init_from)
     if not resume:
         run_dir.mkdir(parents=True)
-        _write_json(run_dir / "config.json", {
+        write_json(run_dir / "config.json", {
             **identity, "policy_widths": list(ppo.widths), "policy_params": params,
             "score_name": target.score_name, "goal": target.goal,
             "goal_episodes": target.goal_episodes, "devices": trainer.devices(),
@@ -323,7 +324,7 @@ def _loop(run: TrainRun, trainer, runner, identity: dict, resume: bool) -> dict:
         "score_name": target.score_name, "score_recent": tracker.add(0, 0.0, 0)[0],
         "goal": target.goal, "goal_reached_at_step": tracker.reached_at,
     }
-    _write_json(run_dir / "summary.json", summary)
+    write_json(run_dir / "summary.json", summary)
     try:
         plot_curve(run_dir)
     except ImportError:  # matplotlib is an optional extra

@@ -34,7 +34,7 @@ from envport.train.evaluate import evaluate
 from envport.train.host import evaluate_backend
 from envport.train.networks import count_params
 from envport.train.ppo import PPO, PPOConfig
-from envport.train.run import CHECKPOINT, TrainRun, run_root, train
+from envport.train.run import TrainRun, checkpoint_params, run_root, train, write_json
 
 __all__ = ["DIRECTIONS", "StoredPolicy", "policy_config", "policy_dir", "ensure_policy",
            "transfer_suites"]
@@ -90,12 +90,6 @@ def policy_dir(out: Path, env_name: str, target: TrainTarget, config: PPOConfig,
     return run_root(out, env_name) / f"l4-{_slug(target.name)}-{direction}-{digest}-s{config.seed}"
 
 
-def _write(path: Path, obj) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=2, default=str) + "\n")
-    tmp.replace(path)
-
-
 def _template(ppo: PPO):
     return ppo.init_params(jax.random.PRNGKey(0))
 
@@ -110,15 +104,14 @@ def _load(run_dir: Path, ppo: PPO, identity: dict) -> StoredPolicy:
     return StoredPolicy(ppo, params, info)
 
 
-def _save(run_dir: Path, ppo: PPO, raw_params, info: dict) -> StoredPolicy:
-    params = serialization.from_state_dict(_template(ppo), raw_params)
-    (run_dir / POLICY).write_bytes(serialization.to_bytes(params))
-    _write(run_dir / "policy.json", info)
+def _save(run_dir: Path, ppo: PPO, params, info: dict) -> StoredPolicy:
+    (run_dir / POLICY).write_bytes(serialization.to_bytes(jax.device_get(params)))
+    write_json(run_dir / "policy.json", info)
     return StoredPolicy(ppo, params, info)
 
 
 def _train(env_name: str, target: TrainTarget, config: PPOConfig, run_dir: Path,
-           progress: bool) -> tuple[object, dict]:
+           template, progress: bool) -> tuple[object, dict]:
     """Train (or finish) the run and return its parameters and summary. A port run that
     stopped is resumed; a host run (no resume) that stopped is an error naming the folder."""
     summary_path = run_dir / "summary.json"
@@ -126,27 +119,14 @@ def _train(env_name: str, target: TrainTarget, config: PPOConfig, run_dir: Path,
     if not summary.get("finished"):
         summary = train(TrainRun(env_name, target, config, run_dir, progress=progress),
                         resume=run_dir.exists())
-    raw = serialization.msgpack_restore((run_dir / CHECKPOINT).read_bytes())
-    return raw["params"], summary
-
-
-def _train_on_port(env_name: str, target: TrainTarget, config: PPOConfig, run_dir: Path,
-                   progress: bool) -> tuple[object, dict]:
-    return _train(env_name, target, config, run_dir, progress)
-
-
-def _train_on_reference(env_name: str, target: TrainTarget, transfer: PolicyTransfer,
-                        config: PPOConfig, run_dir: Path, progress: bool) -> tuple[object, dict]:
-    """The same target with the reference backend in place of the env: the host loop."""
-    on_reference = dataclasses.replace(target, make_env=None, evaluate={},
-                                       make_backend=transfer.make_reference)
-    return _train(env_name, on_reference, config, run_dir, progress)
+    return checkpoint_params(run_dir, template, what="the L4 policy run"), summary
 
 
 def ensure_policy(port: EnvPort, transfer: PolicyTransfer, direction: str, seed: int,
                   out: Path, progress: bool = True) -> StoredPolicy:
     """The policy of ``seed`` trained on ``direction`` ("port" or "reference"): loaded from
-    ``out`` when stored, else trained (a port run resumed where it stopped) and stored."""
+    ``out`` when stored, else trained (a port run resumed where it stopped) and stored. On the
+    reference the target's env is replaced by the reference backend: the host loop."""
     target = _target(port, transfer)
     config = policy_config(target, transfer, direction, seed)
     env = target.make_env()
@@ -156,11 +136,9 @@ def ensure_policy(port: EnvPort, transfer: PolicyTransfer, direction: str, seed:
                 "config": config.to_dict()}
     if (run_dir / "policy.json").exists():
         return _load(run_dir, ppo, identity)
-    if direction == "port":
-        params, summary = _train_on_port(port.name, target, config, run_dir, progress)
-    else:
-        params, summary = _train_on_reference(port.name, target, transfer, config, run_dir,
-                                              progress)
+    trained_on = target if direction == "port" else dataclasses.replace(
+        target, make_env=None, evaluate={}, make_backend=transfer.make_reference)
+    params, summary = _train(port.name, trained_on, config, run_dir, _template(ppo), progress)
     return _save(run_dir, ppo, params, {
         **identity, "run_dir": str(run_dir), "policy": config.policy,
         "policy_params": count_params(ppo.obs_dim, ppo.action_dim, ppo.widths, ppo.continuous),

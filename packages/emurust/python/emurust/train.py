@@ -396,11 +396,11 @@ def final_policy(run_dir: Path):
     import jax
 
     from envport.train.ppo import PPO, PPOConfig
-    from envport.train.run import initial_params, read_config
+    from envport.train.run import checkpoint_params, read_config
 
     cfg = PPOConfig.from_dict(read_config(run_dir)["config"])
     ppo = PPO(None, cfg, spec=SPEC)
-    return ppo, initial_params(Path(run_dir), ppo.init_params(jax.random.PRNGKey(0)))
+    return ppo, checkpoint_params(Path(run_dir), ppo.init_params(jax.random.PRNGKey(0)))
 
 
 def evaluate_run(run_dir: Path, episodes: int = 256, seed: int = 12345) -> dict:
