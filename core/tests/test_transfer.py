@@ -97,6 +97,23 @@ def test_a_planted_gap_fails_l4(first_run):
     assert all(not d["equivalent"] and d["difference"] < -0.1 for d in details)
 
 
+def test_a_transfers_own_score_is_what_l4_compares(first_run):
+    """``PolicyTransfer.score`` replaces the target's in both evaluations (here the episode's
+    length in steps), with the same stored policies."""
+    out, report = first_run
+    length = dataclasses.replace(TRANSFER, score=lambda ts: ts.reward * 0 + 1,
+                                 metric="steps", margin=1.0,
+                                 reference_train=None)
+    level, details = l4(verify.run(port(length), out_dir=out, levels=["L4"], progress=False))
+    by_score = {d["policy"]["seed"]: d for d in l4(report)[1] if d["policy"]["direction"] == "port"}
+    assert level["suites"] == 2 and level["equivalent"] is True
+    for d in details:
+        # walks of 1..LENGTH steps; the target's score of the same walks is 1 - 0.1 x steps
+        assert 1 <= d["reference_mean"] <= 2 * LENGTH and d["metric"] == "steps"
+        assert d["reference_mean"] == pytest.approx(
+            (1 - by_score[d["policy"]["seed"]]["reference_mean"]) / 0.1, abs=1e-3)
+
+
 def test_the_backend_evaluator_counts_first_episodes_only(first_run):
     out, _ = first_run
     p = tr.ensure_policy(port(), TRANSFER, "port", 0, out, progress=False)

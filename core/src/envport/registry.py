@@ -141,7 +141,9 @@ class PolicyTransfer:
     target's single-agent task with the same observations and actions as the target's env,
     resetting an env itself when its episode ends; a ``legal_mask()`` method where actions are
     masked. ``make_candidate_env``: the env the port side is evaluated on (default: the
-    target's; a test plants a sim gap here).
+    target's; a test plants a sim gap here). ``score(ts)``: what TOST compares, summed per
+    episode (default: the target's score); e.g. the battle's length, where a sim gap in a rule
+    moves how long episodes last more than who wins them.
     """
 
     name: str
@@ -158,6 +160,7 @@ class PolicyTransfer:
     greedy: bool = False  # the most likely action rather than a sample
     max_steps: int = 100_000  # per evaluation episode
     alpha: float = 0.05
+    score: Callable | None = None  # per step, summed per episode; default: the target's
 
 
 @dataclass

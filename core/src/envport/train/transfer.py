@@ -155,12 +155,14 @@ def _suite(port: EnvPort, transfer: PolicyTransfer, target: TrainTarget, directi
             cache["p"] = ensure_policy(port, transfer, direction, seed, out, progress)
         return cache["p"]
 
+    score = transfer.score or target.score
+
     def on_reference(episodes: int, eval_seed: int, tick) -> np.ndarray:
         p = policy()
         backend = transfer.make_reference(episodes)
         try:
             return evaluate_backend(p.ppo, p.params, backend, eval_seed, greedy=transfer.greedy,
-                                    score=target.score, max_steps=transfer.max_steps,
+                                    score=score, max_steps=transfer.max_steps,
                                     progress=tick)
         finally:
             backend.close()
@@ -169,7 +171,7 @@ def _suite(port: EnvPort, transfer: PolicyTransfer, target: TrainTarget, directi
         p = policy()
         make_env = transfer.make_candidate_env or target.make_env
         scores = evaluate(p.ppo, p.params, make_env(), episodes, eval_seed,
-                          greedy=transfer.greedy, score=target.score,
+                          greedy=transfer.greedy, score=score,
                           max_steps=transfer.max_steps)
         tick(episodes)
         return scores

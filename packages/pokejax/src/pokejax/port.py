@@ -18,7 +18,15 @@ from functools import partial
 import jax
 import numpy as np
 
-from envport.registry import BenchTarget, EnvPort, L1Target, L2Suite, L3Suite, L4Suite
+from envport.registry import (
+    BenchTarget,
+    EnvPort,
+    L1Target,
+    L2Suite,
+    L3Suite,
+    L4Suite,
+    PolicyTransfer,
+)
 from envport.wrappers import AutoResetWrapper
 from pokejax import __version__, install
 from pokejax.backends import (
@@ -194,6 +202,58 @@ def _l4(episodes: int = 10_000, margin: float = 0.02,
     )
 
 
+# -- L4 with trained policies: PPO policies trained on the port, played on both -------------
+TRANSFER_STEPS = 500_000  # vs-random: ~0.95 wins by then (docs/training.md)
+TRANSFER_EPISODES = 1_000
+TRANSFER_COMMON = (
+    "Policies: PPO on the port (target vs-random, {steps:,} env steps, seeds 0-4), each playing "
+    "sampled actions for {episodes:,} battles a side against the random opponent: on the JAX "
+    "env (SingleAgentEnv('random')) and on the live Showdown (single_reference."
+    "ShowdownSingleAgent: Showdown's battles and requests, the observation built from its "
+    "exported state by the loader L2 and L3 check). Not trained on Showdown: it plays ~450 agent "
+    "decisions/s here (1,000 battles in one process), so five policies through the host loop "
+    "would take about two hours. ")
+WIN_NOTE = TRANSFER_COMMON + (
+    "Margin 0.05 of the win rate: for these policies (0.94-0.96 against random) the standard "
+    "error of the difference is ~0.008 at 1,000 battles a side, so an exact port passes with "
+    "room. The win rate hardly moves under the planted crit gap (both sides crit more): the "
+    "battle-length suites carry the power.")
+LENGTH_NOTE = TRANSFER_COMMON + (
+    "Metric: the battle's length in the agent's decisions (~36 for these policies, s.d. ~8). "
+    "Margin 2 decisions: the standard error of the difference is ~0.37 at 1,000 battles a "
+    "side, so an exact port fails a suite with probability ~2e-4; a rule that changes how much "
+    "damage is dealt moves it by more: doubling the critical-hit rate (pokejax.planted) "
+    "shortens battles by ~2.2 decisions and fails L4 (tests/test_pokejax_transfer.py).")
+
+
+def _showdown_vs_random(num_envs: int):
+    from pokejax.single_reference import ShowdownSingleAgent
+
+    # one battle per env: the evaluation counts each env's first episode only
+    return ShowdownSingleAgent(num_envs, "random", episodes_per_env=1)
+
+
+def decisions(ts):
+    """1 per agent step: summed over an episode, the battle's length in the agent's decisions."""
+    return ts.reward * 0 + 1
+
+
+def transfers(steps: int = TRANSFER_STEPS, episodes: int = TRANSFER_EPISODES, seeds=range(5),
+              **kw) -> list[PolicyTransfer]:
+    """The two L4 transfer checks on the same port-trained policies: win rate and length."""
+    fmt = {"steps": steps, "episodes": episodes}
+    common = dict(target="vs-random", make_reference=_showdown_vs_random, seeds=tuple(seeds),
+                  episodes=episodes, train={"total_steps": steps}, **kw)
+    return [
+        PolicyTransfer(name="PPO vs random, win rate", margin=0.05,
+                       margin_note=WIN_NOTE.format(**fmt),
+                       metric="win (1) or not (0) of one battle against random", **common),
+        PolicyTransfer(name="PPO vs random, battle length", margin=2.0,
+                       margin_note=LENGTH_NOTE.format(**fmt), score=decisions,
+                       metric="the agent's decisions in one battle against random", **common),
+    ]
+
+
 BENCH_WORKLOAD = "gen1randombattle, random legal play"
 
 
@@ -238,6 +298,7 @@ PORT = EnvPort(
     l4=[_l4()],
     bench=_bench_targets(),
     train=TRAIN_TARGETS,
+    transfer=transfers(),
     plan=PLAN,
     notes={"status": "engine covers every gen1randombattle move; L1-L4 pass; speed and its "
                      "profile in docs/benchmarks.md"},
