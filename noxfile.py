@@ -227,13 +227,19 @@ def _env_sessions(name: str, folder: str, module: str) -> None:
 
     @nox.session(name=f"train-{name}", python=PYTHON)
     def train(session: nox.Session) -> None:
-        """PPO on the env (envport train); reports/<env>/train/<run-id>/ per seed."""
+        """PPO on the env (envport train); reports/<env>/train/<run-id>/ per seed. Pong, without
+        arguments: then the side by side with PufferLib's own trainer (PuffeRL, its venv built
+        first when missing: torch is downloaded once), reports/pong/train/side-by-side.{json,md}."""
         sync(session)
         if name == "emurust":  # both targets, then their comparison
             emurust_train(session)
             return
         args = list(session.posargs) or ["--seeds", "0,1,2"]
         session.run("envport", "train", name, *args, env=_jax_cache(session))
+        if name == "pong" and not session.posargs:
+            session.run("python", "-m", "pong_port.pufferl", "build")
+            session.run("python", "-m", "pong_port.side_by_side", "--seeds", "0,1,2",
+                        env=_jax_cache(session))
 
     @nox.session(name=f"generate-{name}", python=PYTHON)
     def generate(session: nox.Session) -> None:

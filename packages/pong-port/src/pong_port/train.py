@@ -31,9 +31,26 @@ def points(ts) -> jnp.ndarray:
     return jnp.where(jnp.abs(ts.reward) >= 1.0, ts.reward, 0.0)
 
 
+# The side by side with PuffeRL (pong_port.side_by_side) trains on pong.ini's batch shape:
+# 2,048 envs x 64 steps = 131,072 env steps per update in 4 minibatches of 32,768, as PuffeRL's
+# 2 x 1,024 C envs x bptt 64 (the epochs and the optimiser stay ours).
+PONG_INI_BATCH = {**PPO_SETTINGS, "num_envs": 2048}
+# ... and at about PuffeRL's policy size (its MLP 128 + LSTM 128: 133,764 parameters):
+# 253x253 = 134,094; a net this wide learns from fewer, larger Adam steps (TODO)
+PONG_INI_BATCH_134K = {**PONG_INI_BATCH, "policy": "253,253"}
+
+
+def _target(name: str, config: dict, note: str) -> TrainTarget:
+    return TrainTarget(name=name, make_env=lambda: Pong(PONG_INI), config=config, score=points,
+                       score_name="score (points won - lost)", goal=20.0, goal_episodes=100,
+                       note=note)
+
+
 TARGETS = [
-    TrainTarget(
-        name="frameskip=8", make_env=lambda: Pong(PONG_INI), config=PPO_SETTINGS, score=points,
-        score_name="score (points won - lost)", goal=20.0, goal_episodes=100,
-        note="PufferLib pong.ini's env (frameskip 8) against its scripted opponent"),
+    _target("frameskip=8", PPO_SETTINGS,
+            "PufferLib pong.ini's env (frameskip 8) against its scripted opponent"),
+    _target("pong.ini-batch", PONG_INI_BATCH,
+            "frameskip=8 on pong.ini's batch shape (2,048 envs x 64 steps), the side by side's"),
+    _target("pong.ini-batch-134k", PONG_INI_BATCH_134K,
+            "pong.ini-batch with a 253x253 MLP, about PuffeRL's LSTM policy's size"),
 ]
