@@ -397,14 +397,20 @@ class ShowdownReference(Backend):
         return self.name
 
     def close(self) -> None:
-        if self.sd is None:
-            return
-        try:
-            self._close_battles()
-        except ShowdownError:
-            pass
-        self.sd.close()
-        self.sd = None
+        close_showdown(self)
+
+
+def close_showdown(backend) -> None:
+    """A Showdown backend's ``close``: its battles closed (best effort: the process may already
+    be gone), then its process; again it does nothing."""
+    if backend.sd is None:
+        return
+    try:
+        backend._close_battles()
+    except ShowdownError:
+        pass
+    backend.sd.close()
+    backend.sd = None
 
 
 # -- L2 cases -----------------------------------------------------------------------------------

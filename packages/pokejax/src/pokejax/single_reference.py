@@ -53,6 +53,7 @@ from pokejax.backends import (
     FORMAT,
     Setup,
     choose_args,
+    close_showdown,
     iter_setups,
     reference_canonical,
     stack,
@@ -400,11 +401,4 @@ class ShowdownSingleAgent(Backend):
         return out
 
     def close(self) -> None:
-        if self.sd is None:
-            return
-        try:
-            self._close_battles()
-        except ShowdownError:
-            pass
-        self.sd.close()
-        self.sd = None
+        close_showdown(self)
