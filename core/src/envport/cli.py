@@ -208,6 +208,34 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--eval-episodes", type=_positive_int, default=200)
     t.add_argument("--no-progress", action="store_true", help="no progress bar")
 
+    o = sub.add_parser("overhead",
+                       help="the env's share of PPO wall time at several policy sizes "
+                            "(needs envport[train])")
+    o.add_argument("env", help="env name (see `envport list`)")
+    o.add_argument("--target", default=None,
+                   help="which of the env's training targets (default: its first)")
+    o.add_argument("--sizes", type=_csv, default=None,
+                   help="comma-separated policy sizes: presets, or hidden widths written "
+                        "with x such as 64x64 (default: 0.1M,2M,20M,200M)")
+    o.add_argument("--num-envs", type=_positive_int, default=None,
+                   help="parallel envs, the same for every size (default: 128)")
+    o.add_argument("--num-steps", type=_positive_int, default=None,
+                   help="rollout steps per update, the same for every size (default: 8)")
+    o.add_argument("--updates", type=_positive_int, default=None,
+                   help="timed updates per size, after one warm-up (default: 3; fewer where "
+                        "a size's calls pass --max-seconds)")
+    o.add_argument("--max-seconds", type=_positive_float, default=None,
+                   help="stop timing a size once its update calls took this long; at least "
+                        "one pair runs (default: 60)")
+    o.add_argument("--min-seconds", type=_positive_float, default=None,
+                   help="fast updates repeat until each kind took this long (default: 2)")
+    o.add_argument("--trace", action="store_true",
+                   help="also write a jax.profiler trace of one update of each kind per size")
+    o.add_argument("--no-phases", action="store_true",
+                   help="skip timing the rollouts alone (the rollout / learn split)")
+    o.add_argument("--out", default="reports", help="report folder (default: reports)")
+    o.add_argument("--no-progress", action="store_true", help="no progress bar")
+
     r = sub.add_parser("runs", help="list recorded generation and training runs")
     r.add_argument("env", nargs="?", default=None, help="only this env's runs")
     r.add_argument("--out", default="reports", help="report folder (default: reports)")
@@ -369,23 +397,38 @@ def _ppo_settings(items: list[str]) -> dict:
     return out
 
 
-def _cmd_train(args: argparse.Namespace) -> int:
-    from envport.train import ppo, run
-
-    port = registry.get(args.env)
+def _train_target(env: str, name: str | None):
+    """(the env's training targets by name, the chosen one): its first without ``name``;
+    a one-line error for an env without targets or an unknown target."""
+    port = registry.get(env)
     if not port.train:
-        raise EnvportError(f"{args.env} declares no training target")
+        raise EnvportError(f"{env} declares no training target")
     targets = {t.name: t for t in port.train}
-    name = args.target or port.train[0].name
+    name = name or port.train[0].name
     if name not in targets:
-        raise EnvportError(f"unknown training target {name!r} for {args.env}; choose from "
+        raise EnvportError(f"unknown training target {name!r} for {env}; choose from "
                            f"{', '.join(targets)}")
-    target = targets[name]
-    settings = {**target.config, **_ppo_settings(args.set)}
+    return targets, targets[name]
+
+
+def _train_overrides(args: argparse.Namespace) -> dict:
+    """The PPO settings given on the command line: ``--set`` items, then ``--policy``,
+    ``--steps`` and ``--num-envs`` over them."""
+    given = _ppo_settings(args.set)
     for key, value in (("policy", args.policy), ("total_steps", args.steps),
                        ("num_envs", args.num_envs)):
         if value is not None:
-            settings[key] = value
+            given[key] = value
+    return given
+
+
+def _cmd_train(args: argparse.Namespace) -> int:
+    from envport.train import ppo, run
+
+    targets, target = _train_target(args.env, args.target)
+    name = target.name
+    given = _train_overrides(args)
+    settings = {**target.config, **given}
     root = run.run_root(Path(args.out), args.env)
     if args.resume:
         run_dir = root / args.resume
@@ -394,11 +437,6 @@ def _cmd_train(args: argparse.Namespace) -> int:
             raise run.ResumeMismatchError(
                 f"{args.resume} trained target {stored.get('target')!r}, not {name!r}")
         target = targets.get(stored.get("target"), target)
-        given = _ppo_settings(args.set)
-        for key, value in (("policy", args.policy), ("total_steps", args.steps),
-                           ("num_envs", args.num_envs)):
-            if value is not None:
-                given[key] = value
         cfg = ppo.PPOConfig.from_dict(stored["config"])
         changed = {k: v for k, v in given.items() if stored["config"].get(k) != v}
         if changed:
@@ -432,6 +470,38 @@ def _cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_overhead(args: argparse.Namespace) -> int:
+    from envport.train import overhead
+
+    _, target = _train_target(args.env, args.target)
+    sizes = overhead.validate_sizes(args.sizes or overhead.DEFAULT_SIZES)
+    given = {k: v for k, v in (("num_envs", args.num_envs), ("num_steps", args.num_steps),
+                               ("updates", args.updates), ("min_seconds", args.min_seconds),
+                               ("max_seconds", args.max_seconds))
+             if v is not None}
+    command = " ".join(["envport overhead", args.env]
+                       + ([f"--target {args.target}"] if args.target else [])
+                       + [f"--sizes {','.join(sizes)}"]
+                       + [f"--{k.replace('_', '-')} {v:g}" if isinstance(v, float)
+                          else f"--{k.replace('_', '-')} {v}" for k, v in given.items()])
+    report = overhead.run_overhead(
+        args.env, target, sizes, out=Path(args.out), progress=not args.no_progress,
+        trace=args.trace, phases=not args.no_phases, command=command, **given)
+    for r in report["sizes"]:
+        if r.get("status") != "ok":
+            print(f"{r['policy']} ({r['params']:,} params): {r['status']}, estimate "
+                  f"{r['estimate_gib']:.1f} GiB")
+            continue
+        print(f"{r['policy']} ({r['params']:,} params): update {r['t_env']['median_s']:.3g} s "
+              f"with the env, {r['t_replay']['median_s']:.3g} s replayed -> env share "
+              f"{r['share']:.1%}{' (noisy)' if r['noisy'] else ''}, {r['updates_timed']} "
+              "update(s) timed")
+    out = Path(args.out) / args.env / "overhead"
+    print(f"report written to {out / 'overhead.json'} (and overhead.md"
+          + (", overhead.png)" if report.get("plot") else "; no plot: matplotlib missing)"))
+    return 0
+
+
 def _cmd_runs(args: argparse.Namespace) -> int:
     from envport.generate import records
 
@@ -462,7 +532,8 @@ def _cmd_runs(args: argparse.Namespace) -> int:
 
 _COMMANDS = {"list": _cmd_list, "install-reference": _cmd_install_reference,
              "verify": _cmd_verify, "bench": _cmd_bench, "prompt": _cmd_prompt,
-             "generate": _cmd_generate, "train": _cmd_train, "runs": _cmd_runs}
+             "generate": _cmd_generate, "train": _cmd_train, "overhead": _cmd_overhead,
+             "runs": _cmd_runs}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
