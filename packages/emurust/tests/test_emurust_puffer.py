@@ -1,12 +1,17 @@
 """The PufferLib adapter: PufferLib 3.0's native-env protocol (spaces, buffers written in place,
 reset/step/async returns, a vectoriser's ``buf``), equality with a plain ``VecEnv`` bit for bit,
 a random rollout of ``game.gb`` with episode stats, and clear errors. PufferLib itself is not
-needed; one test runs its vectorisers when it is installed."""
+needed, except by one slow test that runs its vectorisers (in the PuffeRL venv that
+pong_port.pufferl builds when this interpreter has no pufferlib)."""
 
 from __future__ import annotations
 
+import importlib.util
+import os
+import subprocess
 import sys
 import types
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -262,28 +267,69 @@ def test_exported_from_the_package():
     assert emurust.make_puffer_env is make_puffer_env
 
 
-def test_real_pufferlib_vectorisers(built_roms):
-    pufferlib = pytest.importorskip("pufferlib")
-    import pufferlib.vector as pv
+# Real PufferLib's vectorisers (native and Serial) against a plain VecEnv, as a script for an
+# interpreter that has pufferlib: this one if it does, else the PuffeRL venv that
+# pong_port.pufferl builds (pufferlib 3.0.0 with torch and numpy<2, kept out of the test venv).
+# argv: the game ROM; prints the steps compared.
+VECTORISER_CHECK = r"""
+import sys
 
-    kw = dict(frameskip=4, obs="grey2", game="game")
-    native = pv.make(make_puffer_env, env_args=[built_roms["game"], 3], env_kwargs=kw,
-                     backend=pufferlib.PufferEnv)
-    serial = pv.make(make_puffer_env, env_args=[built_roms["game"], 3], env_kwargs=kw,
-                     backend=pv.Serial, num_envs=2)
-    ref = VecEnv(built_roms["game"], 6, **kw)
-    native.reset(seed=0)
-    serial.reset(seed=0)
-    ref.reset()
-    rng = np.random.default_rng(9)
-    for _ in range(50):
-        acts = rng.integers(0, 256, 6)
-        want = ref.step(acts.astype(np.uint8))
-        got = serial.step(acts)
-        for g, w in zip(got[:4], want[:4], strict=True):
-            np.testing.assert_array_equal(g, w)
-        got = native.step(acts[:3])
-        for g, w in zip(got[:4], want[:4], strict=True):
-            np.testing.assert_array_equal(g, w[:3])
-    serial.close()
-    native.close()
+import numpy as np
+import pufferlib
+import pufferlib.vector as pv
+
+from emurust.puffer import make_puffer_env
+from emurust.vec import VecEnv
+
+rom, steps = sys.argv[1], 50
+kw = dict(frameskip=4, obs="grey2", game="game")
+native = pv.make(make_puffer_env, env_args=[rom, 3], env_kwargs=kw, backend=pufferlib.PufferEnv)
+serial = pv.make(make_puffer_env, env_args=[rom, 3], env_kwargs=kw, backend=pv.Serial,
+                 num_envs=2)
+assert isinstance(native, pufferlib.PufferEnv), type(native).__mro__
+assert serial.num_agents == 6, serial.num_agents
+ref = VecEnv(rom, 6, **kw)
+native.reset(seed=0)
+serial.reset(seed=0)
+ref.reset()
+rng = np.random.default_rng(9)
+for t in range(steps):
+    acts = rng.integers(0, 256, 6)
+    want = ref.step(acts.astype(np.uint8))
+    got = serial.step(acts)
+    for g, w in zip(got[:4], want[:4], strict=True):
+        np.testing.assert_array_equal(g, w, err_msg=f"Serial, step {t}")
+    got = native.step(acts[:3])
+    for g, w in zip(got[:4], want[:4], strict=True):
+        np.testing.assert_array_equal(g, w[:3], err_msg=f"native, step {t}")
+serial.close()
+native.close()
+print("compared", steps, "steps")
+"""
+
+
+def _python_with_pufferlib() -> str:
+    if importlib.util.find_spec("pufferlib") is not None:
+        return sys.executable
+    try:
+        from pong_port import pufferl
+    except ImportError:
+        pytest.fail("this test needs pufferlib: install pufferlib 3.0 here, or run it in the "
+                    "envport workspace, where pong_port.pufferl builds a venv with it")
+    return str(pufferl.build())  # a no-op when built; else minutes (torch is downloaded)
+
+
+@pytest.mark.slow
+def test_real_pufferlib_vectorisers(built_roms, tmp_path):
+    python = _python_with_pufferlib()
+    # the emurust this process imports, its folder alone on the other interpreter's path (so
+    # that interpreter keeps its own numpy); cwd tmp_path: `import pufferlib` leaves a
+    # resources symlink in the working directory
+    path = tmp_path / "path"
+    path.mkdir()
+    (path / "emurust").symlink_to(Path(emurust.__file__).parent, target_is_directory=True)
+    env = {**os.environ, "PYTHONPATH": str(path)}
+    proc = subprocess.run([python, "-c", VECTORISER_CHECK, str(built_roms["game"])],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, f"{python}:\n{proc.stdout[-2000:]}{proc.stderr[-4000:]}"
+    assert proc.stdout.split()[-3:] == ["compared", "50", "steps"]
