@@ -249,6 +249,9 @@ def run_bench(
     """
     from tqdm import tqdm
 
+    from envport.extras import require
+
+    require("matplotlib", "plot", "envport bench (bench.png)")  # before minutes of measuring
     sizes = [int(n) for n in batch_sizes]
     if not sizes or any(n < 1 for n in sizes):
         raise EnvportError(f"batch sizes must be positive integers, got {list(batch_sizes)}")

@@ -1,8 +1,8 @@
 """emurust's translation spec for the envport core (entry point ``envport.envs: emurust``).
 
 Reference: real PyBoy 2.8.1 from PyPI (``install_reference`` pip-installs it). Candidate: emurust.
-Both run the repository's own test ROMs (``tools/build_emurust_roms.py``, sources in
-``packages/emurust/roms``) from power-on in the reference configuration (null window, DMG, sound
+Both run emurust's own test ROMs (sources in ``emurust/roms``, shipped with the package; built
+into a user cache folder by ``emurust.tools.build_roms``) from power-on in the reference configuration (null window, DMG, sound
 off). See ``emurust.verify`` for the action encoding and the compared fields.
 
 * L2, per ROM: states sampled from a PyBoy run with random button events; each case loads PyBoy's
@@ -22,7 +22,6 @@ off). See ``emurust.verify`` for the action encoding and the compared fields.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
@@ -42,59 +41,27 @@ from emurust.verify import (
     sample_actions,
 )
 
-PACKAGE_DIR = Path(__file__).resolve().parents[2]  # packages/emurust in a checkout
-ROM_SOURCES = PACKAGE_DIR / "roms"
-BUILD_TOOL = Path("tools") / "build_emurust_roms.py"  # relative to the envport repository
-
-
-def repo_dir() -> Path:
-    """The envport repository whose ``tools/`` builds emurust's test ROMs and generates its
-    sources: the checkout this package lives in (the nearest parent with ``tools/``), else
-    ``$ENVPORT_REPO_ROOT`` (``envport generate`` sets it for the sandboxed code of a work dir,
-    which is a copy of the package only), else the current directory. The last candidate is
-    returned when none has the tools, so that an error names where they were looked for."""
-    env = os.environ.get("ENVPORT_REPO_ROOT")
-    candidates = [*PACKAGE_DIR.parents, *([Path(env)] if env else []), Path.cwd()]
-    for d in candidates:
-        if (d / BUILD_TOOL).is_file():
-            return d
-    return candidates[-1]
-
-
-REPO_DIR = repo_dir()
-BUILD_SCRIPT = REPO_DIR / BUILD_TOOL
-# used when the sources are not next to the package (an installed wheel)
-DEFAULT_ROMS = ("cpu_alu", "cpu_cb", "interrupts", "game")
-
 
 def rom_names() -> list[str]:
-    if ROM_SOURCES.is_dir():
-        names = sorted(p.stem for p in ROM_SOURCES.glob("*.s"))
-        if names:
-            return names
-    return list(DEFAULT_ROMS)
+    """Every test ROM whose source ships with the package (``emurust/roms/*.s``)."""
+    from emurust.tools.build_roms import sources
+
+    return sorted(sources())
 
 
 def rom_dir() -> Path:
-    """Where the built ROMs are: ``$EMURUST_ROMS``, else ``packages/emurust/roms/build``."""
-    env = os.environ.get("EMURUST_ROMS")
-    return Path(env) if env else ROM_SOURCES / "build"
+    """Where the built ROMs are: ``$EMURUST_ROMS``, else a user cache folder named by the
+    sources' digest (``emurust.tools.build_roms.default_out``)."""
+    from emurust.tools.build_roms import default_out
+
+    return default_out()
 
 
 def build_roms(out_dir: Path | None = None) -> dict[str, Path]:
-    """Build (or find up to date) every test ROM with the repository's tools script."""
-    if not BUILD_SCRIPT.is_file():
-        raise FileNotFoundError(
-            f"{BUILD_SCRIPT} not found: emurust's test ROMs are built from the envport repository "
-            "(python tools/build_emurust_roms.py; outside a checkout, ENVPORT_REPO_ROOT names it); "
-            "or point EMURUST_ROMS at built ROMs")
-    import importlib.util
+    """Build (or find up to date) every test ROM from the package's sources (binutils-z80)."""
+    from emurust.tools.build_roms import build_all
 
-    spec = importlib.util.spec_from_file_location("build_emurust_roms", BUILD_SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("build_emurust_roms", mod)
-    spec.loader.exec_module(mod)
-    return mod.build_all(out_dir or rom_dir())
+    return build_all(out_dir or rom_dir())
 
 
 def rom_path(name: str) -> Path:
