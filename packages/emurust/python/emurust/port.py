@@ -22,6 +22,7 @@ off). See ``emurust.verify`` for the action encoding and the compared fields.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -222,10 +223,75 @@ def _l1():
                            sample_actions=lambda rng, n: sample_actions(rng, n, 0.1), steps=40)
 
 
+# -- stage hooks (envport prepare / session-commands, the nox sessions) -------------------------
+
+# the bench's reference is one PyBoy object per env: thousands would only measure memory pressure
+BENCH_BATCH_SIZES = (1, 2, 8, 32, 64)
+
+
+def _log(msg: str) -> None:
+    print(f"[emurust] {msg}", flush=True)
+
+
+def _in_checkout() -> bool:
+    from emurust.tools import NoCrateError, crate_dir
+
+    try:
+        crate_dir()
+    except NoCrateError:
+        return False
+    return True
+
+
+def prepare(stage: str) -> None:
+    """Before a stage: the test ROMs (every stage that runs the emulators); in a checkout, the
+    PyBoy vectors and ``cargo test`` (tests, verify: issue 4's L1 is cargo test per module) and
+    the profile-guided build (verify, bench, train: the build the benchmark measures;
+    ``EMURUST_PGO=0`` keeps the plain one). From an installed wheel only the ROMs are built."""
+    if stage == "generate":
+        return
+    built = build_roms()
+    _log(f"{len(built)} test ROMs in {rom_dir()}")
+    if not _in_checkout():
+        _log("installed without the crate's sources: no native tests, no PGO build")
+        return
+    if stage in ("tests", "verify"):
+        subprocess.run([sys.executable, "-m", "emurust.tools.native_tests"], check=True)
+    if stage in ("verify", "bench", "train"):
+        if os.environ.get("EMURUST_PGO", "1") == "0":
+            _log("EMURUST_PGO=0: keeping the plain build")
+        else:
+            subprocess.run([sys.executable, "-m", "emurust.tools.pgo"], check=True)
+
+
+def session_commands(stage: str, args: list[str]) -> list[list[str]]:
+    """``train``: PPO on game.gb through emurust's VecEnv and through PyBoy 2.8.1 (one process
+    per core) for the same budget (the session's arguments go to both), then ``python -m
+    emurust.train compare`` (SPS of each, their ratio, final scores, a random policy's score).
+    Every other stage: ``envport <stage> emurust *args``."""
+    if stage == "tests":
+        return []
+    if stage != "train":
+        return [["envport", stage, "emurust", *args]]
+    from envport.sessions import out_dir
+
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    runs = [["envport", "train", "emurust", "--target", target, "--run-id", f"{stamp}-{tag}",
+             *args] for target, tag in (("game.gb", "vecenv"), ("game.gb on PyBoy", "pyboy"))]
+    return [*runs, ["python", "-m", "emurust.train", "compare", "--vecenv", f"{stamp}-vecenv",
+                    "--pyboy", f"{stamp}-pyboy", "--out", out_dir(args)]]
+
+
+def _single_instance_bench(out: Path, progress: bool):
+    from emurust import bench
+
+    return bench.run(out, progress=progress, command="envport bench emurust")
+
+
 def make_port():
     from emurust.plan import PLAN  # cheap: PyBoy's sources are read only when a prompt needs them
     from emurust.train import TARGETS  # cheap too: no ROM built, no emulator started
-    from envport.registry import EnvPort
+    from envport.registry import EnvPort, ExtraBench, SystemRequirement
 
     names = rom_names()
     return EnvPort(
@@ -242,6 +308,15 @@ def make_port():
         train=TARGETS,
         notes={"license": "LGPL-3.0-only (a translation of PyBoy 2.8.1)"},
         plan=PLAN,
+        prepare=prepare,
+        system_requirements=[SystemRequirement(
+            "z80-unknown-coff-as", "binutils-z80",
+            "emurust's test ROMs are assembled from their sources")],
+        bench_batch_sizes=BENCH_BATCH_SIZES,
+        extra_benches=[ExtraBench(
+            "single instance and PyBoy in N processes", _single_instance_bench,
+            outputs="bench_single.json, bench_single.md, bench_single.png")],
+        session_commands=session_commands,
     )
 
 
