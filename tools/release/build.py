@@ -37,6 +37,7 @@ OFFLINE_ENV = {"UV_OFFLINE": "1", "PIP_NO_INDEX": "1", "CARGO_NET_OFFLINE": "tru
 MANYLINUX = "manylinux_2_28"
 # bump when the build recipe changes in a way the hashed files do not show
 RECIPE = "1"
+KEEP = 4  # cached builds kept per package (several checkouts may share the cache)
 
 
 def log(msg: str) -> None:
@@ -143,6 +144,15 @@ def build_wheel(project: Path, out: Path) -> Path:
     return wheel
 
 
+def _prune(name: str) -> None:
+    """Keep the ``KEEP`` most recent cached builds of ``name``."""
+    entries = sorted((d for d in cache_root().glob(f"{name}-*")
+                      if d.is_dir() and d.name[len(name) + 1:].isalnum()),
+                     key=lambda d: d.stat().st_mtime, reverse=True)
+    for old in entries[KEEP:]:
+        shutil.rmtree(old, ignore_errors=True)
+
+
 def build(folder: Path, out: Path, log=log) -> list[Path]:
     """sdist and wheel of the package in ``folder`` -> ``out`` (from the cache when unchanged)."""
     folder = Path(folder).resolve()
@@ -170,6 +180,7 @@ def build(folder: Path, out: Path, log=log) -> list[Path]:
             os.replace(staging, cached)
         files = sorted(cached.glob("*.tar.gz")) + sorted(cached.glob("*.whl"))
         log(f"{name}: built {', '.join(f.name for f in files)}")
+        _prune(name)
     copied = []
     for f in files:
         shutil.copy2(f, out / f.name)

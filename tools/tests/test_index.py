@@ -131,6 +131,8 @@ def _uploaded(pkgs: Path) -> list[str]:
 
 def _venv_run(venv: Path, cmd: list[str], cwd: Path, env: dict, timeout: int = 900) -> str:
     exe = venv / "bin" / cmd[0]
+    # as with the venv activated: its console scripts (envport) come first on PATH
+    env = {**env, "PATH": os.pathsep.join([str(venv / "bin"), env.get("PATH", "")])}
     res = subprocess.run([str(exe), *cmd[1:]], cwd=cwd, env=env, capture_output=True, text=True,
                          timeout=timeout)
     assert res.returncode == 0, f"{' '.join(cmd)} failed:\n{res.stdout[-4000:]}\n{res.stderr[-4000:]}"
