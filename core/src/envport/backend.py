@@ -290,7 +290,9 @@ def _bound(b):
 def spec_from_gymnasium(env) -> EnvSpec:
     """An :class:`EnvSpec` from a Gymnasium env's (single-env) spaces: ``Discrete`` and
     ``Box`` only; ``terminated_and_truncated`` is True, as Gymnasium allows both at once."""
-    import gymnasium
+    from envport.extras import require
+
+    gymnasium = require("gymnasium", "gym", "a Gymnasium env as a backend")
 
     def convert(space, what: str):
         if isinstance(space, gymnasium.spaces.Discrete):

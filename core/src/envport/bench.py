@@ -43,8 +43,12 @@ def _cpu_model() -> str | None:
     return None
 
 
-def host_info() -> dict[str, Any]:
-    """Where the figures came from; absolute steps/s are meaningless without it."""
+def host_info(packages: Sequence[str] = ()) -> dict[str, Any]:
+    """Where the figures came from; absolute steps/s are meaningless without it. The one
+    host record of every envport benchmark (the side-by-side table and an env's extra
+    benches): ``packages`` adds each distribution's installed version under its own name."""
+    from importlib.metadata import PackageNotFoundError, version
+
     info: dict[str, Any] = {
         "platform": platform.platform(),
         "machine": platform.machine(),
@@ -53,6 +57,13 @@ def host_info() -> dict[str, Any]:
         "cpu_count": os.cpu_count(),
         "python": platform.python_version(),
     }
+    if hasattr(os, "sched_getaffinity"):
+        info["usable_cpus"] = len(os.sched_getaffinity(0))
+    for name in packages:
+        try:
+            info[name] = version(name)
+        except PackageNotFoundError:
+            info[name] = None
     try:
         import jax
 
@@ -249,6 +260,9 @@ def run_bench(
     """
     from tqdm import tqdm
 
+    from envport.extras import require
+
+    require("matplotlib", "plot", "envport bench (bench.png)")  # before minutes of measuring
     sizes = [int(n) for n in batch_sizes]
     if not sizes or any(n < 1 for n in sizes):
         raise EnvportError(f"batch sizes must be positive integers, got {list(batch_sizes)}")

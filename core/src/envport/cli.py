@@ -18,6 +18,7 @@ from envport import __version__, registry
 from envport.errors import EnvportError
 
 VERIFY_LEVELS = ("L1", "L2", "L3", "L4")
+STAGES = ("tests", "verify", "bench", "train", "generate")  # = envport.sessions.STAGES
 PROMPT_KINDS = ("translate", "repair", "optimise")  # = envport.generate.prompts.KINDS (not imported: cheap CLI start)
 
 
@@ -89,6 +90,20 @@ def build_parser() -> argparse.ArgumentParser:
                         help="install/build an env's pinned reference implementation")
     ir.add_argument("env", help="env name (see `envport list`)")
 
+    pp = sub.add_parser("prepare",
+                        help="what an env needs before a stage (ROMs, vectors, native tests)")
+    pp.add_argument("env", help="env name (see `envport list`)")
+    pp.add_argument("--stage", default="verify", choices=STAGES,
+                    help="the stage to prepare for (default: verify)")
+    pp.add_argument("--install-system", action="store_true",
+                    help="apt-install missing system programs (as root, e.g. in CI)")
+    sc = sub.add_parser("session-commands",
+                        help="print the command lines of an env's stage as JSON (for nox/CI)")
+    sc.add_argument("env", help="env name (see `envport list`)")
+    sc.add_argument("stage", choices=STAGES)
+    sc.add_argument("args", nargs=argparse.REMAINDER,
+                    help="the session's arguments (after --)")
+
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("env", help="env name (see `envport list`)")
     common.add_argument("--out", default="reports", help="report folder (default: reports)")
@@ -128,6 +143,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="minimum timed seconds per measurement (default: 2.0)",
     )
     b.add_argument("--targets", type=_csv, default=None, help="comma-separated bench targets")
+    b.add_argument("--no-extras", action="store_true",
+                   help="skip the env's own extra benchmarks (also skipped with --targets)")
 
     pr = sub.add_parser("prompt", help="print a rendered generation prompt")
     pr.add_argument("env", help="env name (see `envport list`)")
@@ -276,6 +293,27 @@ def _cmd_install_reference(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_prepare(args: argparse.Namespace) -> int:
+    from envport import sessions
+
+    port = registry.get(args.env)
+    sessions.prepare(port, args.stage, install_system=args.install_system)
+    print(f"{port.name}: prepared for {args.stage}")
+    return 0
+
+
+def _cmd_session_commands(args: argparse.Namespace) -> int:
+    import json
+
+    from envport import sessions
+
+    rest = list(args.args)
+    if rest[:1] == ["--"]:
+        rest = rest[1:]
+    print(json.dumps(sessions.commands(registry.get(args.env), args.stage, rest)))
+    return 0
+
+
 def _cmd_verify(args: argparse.Namespace) -> int:
     port = _prepare(args)
     # looked up at call time: the verify package is heavy and optional for `list`
@@ -306,6 +344,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     kwargs = {}
     if args.batch_sizes is not None:
         kwargs["batch_sizes"] = args.batch_sizes
+    elif port.bench_batch_sizes is not None:
+        kwargs["batch_sizes"] = tuple(port.bench_batch_sizes)
     out = Path(args.out)
     report = bench.run_bench(
         port, out_dir=out, min_seconds=args.min_seconds, progress=not args.no_progress,
@@ -316,6 +356,12 @@ def _cmd_bench(args: argparse.Namespace) -> int:
             ratio = "skipped" if r["ratio"] is None else f"{r['ratio']:.2f}x"
             print(f"{name} num_envs={r['num_envs']}: {ratio}")
     print(f"report written to {out / port.name / 'bench.json'} (and bench.md, bench.png)")
+    if args.targets is None and not args.no_extras:
+        for extra in port.extra_benches:
+            print(f"{port.name}: extra bench {extra.name}", flush=True)
+            extra.run(out, not args.no_progress)
+            if extra.outputs:
+                print(f"{extra.name}: written to {out / port.name} ({extra.outputs})")
     return 0
 
 
@@ -531,6 +577,7 @@ def _cmd_runs(args: argparse.Namespace) -> int:
 
 
 _COMMANDS = {"list": _cmd_list, "install-reference": _cmd_install_reference,
+             "prepare": _cmd_prepare, "session-commands": _cmd_session_commands,
              "verify": _cmd_verify, "bench": _cmd_bench, "prompt": _cmd_prompt,
              "generate": _cmd_generate, "train": _cmd_train, "overhead": _cmd_overhead,
              "runs": _cmd_runs}

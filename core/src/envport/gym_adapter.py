@@ -22,15 +22,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import gymnasium
 import jax
 import jax.numpy as jnp
 import numpy as np
-from gymnasium.vector.utils import batch_space
 
 from envport.actions import validate_actions
 from envport.env import Env
+from envport.extras import require
 from envport.wrappers import AutoResetWrapper, EpisodeLimitWrapper, VmapWrapper
+
+gymnasium = require("gymnasium", "gym", "envport.gym_adapter")
+batch_space = require("gymnasium.vector.utils", "gym", "envport.gym_adapter").batch_space
 
 
 class JaxVectorEnv(gymnasium.vector.VectorEnv):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -185,6 +186,32 @@ class BenchTarget:
 
 
 @dataclass
+class ExtraBench:
+    """A benchmark of the env's own design, run by ``envport bench`` after the side-by-side
+    table of the :class:`BenchTarget` s (the documented extension of the core's harness).
+
+    For a measurement the batched table cannot express, e.g. one emulator's frames/s against
+    the reference's, interleaved rounds, best of k, both sides checked to end in the same state.
+    ``run(out_dir, progress)`` writes its own report under ``out_dir/<env>/`` and returns its
+    content; it records the host with :func:`envport.bench.host_info` like the table does.
+    """
+
+    name: str
+    run: Callable[[Path, bool], Any]
+    outputs: str = ""  # what it writes, shown by ``envport bench`` (e.g. "bench_single.md")
+
+
+@dataclass(frozen=True)
+class SystemRequirement:
+    """A program an env needs that Python packages cannot bring (an assembler, node). ``envport
+    prepare`` checks it is on PATH and, with ``--install-system``, apt-installs it as root."""
+
+    command: str
+    apt_package: str
+    why: str
+
+
+@dataclass
 class TrainTarget:
     """A single-agent env to train PPO on (``envport train <env> --target <name>``).
 
@@ -237,6 +264,25 @@ class EnvPort:
     notes: dict[str, str] = field(default_factory=dict)
     # what ``envport generate`` translates, module by module (None: the env cannot be generated)
     plan: TranslationPlan | None = None
+
+    # -- hooks for the stages (``envport prepare``, ``envport bench``, the nox sessions) --------
+    # what must happen in this interpreter before a stage (one of ``envport.sessions.STAGES``:
+    # "tests", "verify", "bench", "train", "generate"), after the reference is installed, e.g.
+    # build test ROMs, make test vectors, run the crate's native unit tests, a PGO build.
+    # Called with the stage by ``envport prepare <env> --stage S``; it must be idempotent (cheap
+    # when everything is up to date).
+    prepare: Callable[[str], None] | None = None
+    # programs the env needs from the system (checked by ``envport prepare``)
+    system_requirements: Sequence[SystemRequirement] = ()
+    # ``envport bench``'s num_envs when ``--batch-sizes`` is not given (None: the core's
+    # 1 ... 8192), e.g. a reference that is one process per env stops far earlier
+    bench_batch_sizes: Sequence[int] | None = None
+    # benchmarks of the env's own design, after the side-by-side table
+    extra_benches: Sequence[ExtraBench] = ()
+    # the command lines a nox session stage runs, given the session's arguments, when they are
+    # more than the default ``envport <stage> <env> *args`` (``envport.sessions.commands``):
+    # ``(stage, args) -> [argv, ...]``; return ``sessions.default_commands(...)`` for the rest
+    session_commands: Callable[[str, Sequence[str]], Sequence[Sequence[str]]] | None = None
 
 
 def available() -> dict[str, Any]:

@@ -26,7 +26,9 @@ class Discrete:
         return rng.integers(0, self.n, size=batch + self.shape).astype(self.dtype)
 
     def to_gymnasium(self):
-        import gymnasium
+        from envport.extras import require
+
+        gymnasium = require("gymnasium", "gym", "to_gymnasium()")
 
         return gymnasium.spaces.Discrete(self.n)
 
@@ -48,7 +50,9 @@ class Box:
         return rng.uniform(self.low, self.high, size=batch + self.shape).astype(self.dtype)
 
     def to_gymnasium(self):
-        import gymnasium
+        from envport.extras import require
+
+        gymnasium = require("gymnasium", "gym", "to_gymnasium()")
 
         return gymnasium.spaces.Box(self.low, self.high, shape=self.shape, dtype=self.dtype)
 

@@ -2,7 +2,7 @@
 //!
 //! The boot ROM mapped at 0000-00FF until FF50 is written. emurust runs only PyBoy's own DMG boot
 //! ROM (`core/bootrom_dmg.bin`, 256 bytes, LGPL like emurust, copied here by
-//! `tools/emurust_bootrom.py`, which checks its SHA-256), because frames 0..63 of a run are the
+//! `emurust.tools.bootrom`, which checks its SHA-256), because frames 0..63 of a run are the
 //! boot sequence and must match PyBoy's. User-supplied and CGB boot ROMs are not supported.
 
 /// `core/bootrom_dmg.bin` of PyBoy 2.8.1 (sha256 817b42b6...290dd).

@@ -19,7 +19,7 @@ use crate::utils::{
 
 /// `pyboy.core.cpu.CPU`. Field types follow the crate convention (u8 registers, u16 pairs, u64
 /// cycles); PyBoy's wider `int16_t`/`int` registers never hold an unmasked value that is read
-/// (checked per opcode by `tools/emurust_cpu_vectors.py`).
+/// (checked per opcode by `emurust.tools.cpu_vectors`).
 #[allow(non_snake_case)]
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 // C layout, in this order: the polling-loop watcher (`idle`) compares the registers and the
@@ -573,7 +573,7 @@ mod tests {
     const NREGS: usize = 20;
 
     /// Differential test against PyBoy's own opcodes.py/cpu.py run from source with a flat fake
-    /// memory (tools/emurust_cpu_vectors.py): registers after one `fetch_and_execute` (every
+    /// memory (emurust.tools.cpu_vectors): registers after one `fetch_and_execute` (every
     /// opcode incl. CB, random edge-biased states) or one `tick(target)` (interrupts, HALT, EI),
     /// and the exact sequence of memory accesses with `cycles` and `memory_access_offset` at each.
     #[test]
@@ -586,7 +586,7 @@ mod tests {
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
             panic!(
                 "{path}: {e}. Generate the vectors first: `./dev tests` does, or by hand \
-                 `python tools/emurust_cpu_vectors.py` (a Python with pyboy==2.8.1)"
+                 `python -m emurust.tools.cpu_vectors` (a Python with pyboy==2.8.1)"
             )
         });
         let mut mb = flat_mb();

@@ -231,7 +231,7 @@ pub(crate) mod tests {
     use crate::frame::Emulator;
     use std::path::PathBuf;
 
-    /// The test ROMs, from the PyBoy system vectors' folder (tools/emurust_cpu_vectors.py
+    /// The test ROMs, from the PyBoy system vectors' folder (emurust.tools.cpu_vectors
     /// --system copies them there; it is what a generate work dir links, without `roms/`).
     pub(crate) fn roms() -> Vec<(String, Vec<u8>)> {
         let dir = crate::mb::tests::system_dir();

@@ -165,7 +165,7 @@ mod vector_tests {
     use super::*;
     use crate::timer::test_vectors::load;
 
-    /// Replays tools/emurust_vectors.py's interaction.json (PyBoy's interaction.py as oracle).
+    /// Replays emurust.tools.vectors's interaction.json (PyBoy's interaction.py as oracle).
     #[test]
     fn joypad_matches_pyboy_vectors() {
         let data = load("interaction.json");

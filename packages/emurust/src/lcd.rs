@@ -1579,7 +1579,7 @@ mod tests {
         )
     }
 
-    /// Mirrors `Driver.apply` of tools/emurust_lcd_vectors.py. Returns the op's result as ints.
+    /// Mirrors `Driver.apply` of emurust.tools.lcd_vectors. Returns the op's result as ints.
     fn apply(l: &mut Lcd, saved: &mut Vec<Vec<u8>>, name: &str, args: &[i64]) -> Vec<i64> {
         let a = |k: usize| args[k] as u8;
         let one = |v: u8| vec![v as i64];
@@ -1681,7 +1681,7 @@ mod tests {
     }
 
     /// Replays the operation sequences recorded from PyBoy 2.8.1's own lcd.py (driven alone by
-    /// tools/emurust_lcd_vectors.py) and requires equal results, timing fields, screen CRCs and
+    /// emurust.tools.lcd_vectors) and requires equal results, timing fields, screen CRCs and
     /// save-state bytes after every operation.
     #[test]
     fn pyboy_vectors() {
@@ -1699,8 +1699,8 @@ mod tests {
         files.sort();
         assert!(
             !files.is_empty(),
-            "no LCD vectors in {}: `./dev tests` generates them, or run `python \
-             tools/emurust_lcd_vectors.py` (a Python with pyboy==2.8.1) from the repository root",
+            "no LCD vectors in {}: `./dev tests` generates them, or run `python -m \
+             emurust.tools.lcd_vectors` (a Python with pyboy==2.8.1)",
             dir.display()
         );
         let mut total = 0;

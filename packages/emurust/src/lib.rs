@@ -11,7 +11,7 @@
 //! `spin_pool` (the vec env's threads), `python` + `vec` (bindings, vectorised env; feature
 //! `python`).
 
-/// How this build was compiled: "plain", or "pgo <key>" when tools/build_emurust_pgo.py built it
+/// How this build was compiled: "plain", or "pgo <key>" when emurust.tools.pgo built it
 /// with a profile (set through the `EMURUST_BUILD` environment variable at compile time).
 pub const BUILD: &str = match option_env!("EMURUST_BUILD") {
     Some(b) => b,

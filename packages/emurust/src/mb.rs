@@ -144,7 +144,7 @@ pub struct HaltedLoopTest {
     pub slices: u64,
 }
 
-/// A flat memory with an access log, mirroring the fake `mb` of tools/emurust_cpu_vectors.py.
+/// A flat memory with an access log, mirroring the fake `mb` of emurust.tools.cpu_vectors.
 #[cfg(test)]
 pub struct FlatMem {
     pub mem: Vec<u8>,
@@ -1216,7 +1216,7 @@ pub(crate) mod tests {
     use super::*;
     use std::path::PathBuf;
 
-    /// Same rule as `events_for_frame` in tools/emurust_cpu_vectors.py: joypad WindowEvents sent
+    /// Same rule as `events_for_frame` in emurust.tools.cpu_vectors: joypad WindowEvents sent
     /// before the f-th frame (press a button every 5 frames from frame 66, release it 2 later).
     fn events_for_frame(f: u32) -> Vec<u32> {
         if f < 66 {
@@ -1295,7 +1295,7 @@ pub(crate) mod tests {
             .unwrap_or_else(|e| {
                 panic!(
                     "{}: {e}. Generate the vectors first: `./dev tests` does, or by hand \
-                     `python tools/emurust_cpu_vectors.py --system` (a Python with pyboy==2.8.1)",
+                     `python -m emurust.tools.cpu_vectors --system` (a Python with pyboy==2.8.1)",
                     dir.display()
                 )
             })

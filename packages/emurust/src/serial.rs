@@ -180,7 +180,7 @@ mod vector_tests {
     use super::*;
     use crate::timer::test_vectors::load;
 
-    /// Replays tools/emurust_vectors.py's random sequences (PyBoy's serial.py as the oracle).
+    /// Replays emurust.tools.vectors's random sequences (PyBoy's serial.py as the oracle).
     #[test]
     fn serial_matches_pyboy_vectors() {
         let data = load("serial.json");

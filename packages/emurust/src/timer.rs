@@ -319,7 +319,7 @@ mod tests {
     }
 }
 
-/// Test-only reader for the vector files of `tools/emurust_vectors.py` (the crate has no JSON
+/// Test-only reader for the vector files of `emurust.tools.vectors` (the crate has no JSON
 /// dependency; the files hold only objects, arrays, integers, strings and booleans).
 #[cfg(test)]
 pub(crate) mod test_vectors {
@@ -461,7 +461,7 @@ pub(crate) mod test_vectors {
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
             panic!(
                 "{}: {e}. Generate the PyBoy vectors first: \
-                 python tools/emurust_vectors.py (with pyboy==2.8.1 installed)",
+                 python -m emurust.tools.vectors (with pyboy==2.8.1 installed)",
                 path.display()
             )
         });
@@ -478,7 +478,7 @@ mod vector_tests {
     use super::test_vectors::load;
     use super::*;
 
-    /// Replays tools/emurust_vectors.py's random sequences (PyBoy's timer.py as the oracle) and
+    /// Replays emurust.tools.vectors's random sequences (PyBoy's timer.py as the oracle) and
     /// compares the return value and every field after every step.
     #[test]
     fn timer_matches_pyboy_vectors() {

@@ -1,5 +1,5 @@
 """Fixtures for emurust's tests: small ROMs made here in Python (no toolchain needed), the
-repository's test ROMs (built with tools/build_emurust_roms.py; needs binutils-z80), and the
+package's test ROMs (built with emurust.tools.build_roms; needs binutils-z80), and the
 reference PyBoy 2.8.1 in the configuration emurust mirrors."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 def fix_header(rom: bytearray, title: bytes = b"TEST", cart: int = 0, rom_code: int = 0,
                ram_code: int = 0) -> bytearray:
     """Title, cartridge type/sizes and the header checksum PyBoy checks (0x14D), as in
-    tools/build_emurust_roms.py."""
+    emurust.tools.build_roms."""
     rom[0x134:0x144] = title.ljust(16, b"\0")[:16]
     rom[0x147], rom[0x148], rom[0x149] = cart, rom_code, ram_code
     x = 0
@@ -58,23 +58,8 @@ def battery_rom(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def repo_tools() -> Path:
-    """The envport repository's ``tools/`` (ROM builder, source generators): found from this
-    checkout, else ``$ENVPORT_REPO_ROOT`` (set by ``envport generate`` for a work dir, which is a
-    copy of the package only), else the current directory; missing -> the test fails, saying
-    where it looked."""
-    from emurust import port
-
-    tools = port.repo_dir() / "tools"
-    if not (tools / port.BUILD_TOOL.name).is_file():
-        pytest.fail(f"the envport repository's tools/ is not at {tools}: run from a checkout, or "
-                    f"set ENVPORT_REPO_ROOT to one")
-    return tools
-
-
-@pytest.fixture(scope="session")
 def built_roms() -> dict[str, Path]:
-    """The repository's test ROMs (packages/emurust/roms/*.s), built once (cached by content)."""
+    """The package's test ROMs (emurust/roms/*.s), built once (cached by content)."""
     from emurust import port
 
     try:

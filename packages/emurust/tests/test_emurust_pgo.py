@@ -1,25 +1,24 @@
-"""tools/build_emurust_pgo.py: what decides whether a profile is reused, and what happens when the
+"""emurust.tools.pgo: what decides whether a profile is reused, and what happens when the
 toolchain cannot do PGO (the build itself runs in ``./dev bench-emurust`` / ``verify-emurust``)."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[3]
-TOOL = REPO / "tools" / "build_emurust_pgo.py"
+from emurust.tools import NoCrateError, crate_dir
 
 
 @pytest.fixture(scope="module")
 def pgo():
-    if not TOOL.is_file():
-        pytest.skip("not in an envport checkout (tools/ missing)")
-    spec = importlib.util.spec_from_file_location("build_emurust_pgo", TOOL)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    try:
+        crate_dir()
+    except NoCrateError:
+        pytest.skip("emurust installed without its crate sources: PGO builds from a checkout")
+    from emurust.tools import pgo
+
+    return pgo
 
 
 def test_profile_key_follows_the_training_roms(pgo, tmp_path):
@@ -43,14 +42,12 @@ def test_without_llvm_profdata_the_plain_build_stays(pgo, monkeypatch, capsys):
     assert calls == [], "nothing may be built or installed without llvm-profdata"
 
 
-def test_a_current_installed_build_is_left_alone(pgo, monkeypatch, tmp_path):
+def test_a_current_installed_build_is_left_alone(pgo, monkeypatch, tmp_path, built_roms):
     monkeypatch.setattr(pgo, "llvm_profdata", lambda allow_install=True: Path("/bin/true"))
     monkeypatch.setattr(pgo, "profile_key", lambda roms: "0123456789abcdef")
     monkeypatch.setattr(pgo, "installed_build", lambda python: "pgo 0123456789abcdef")
     calls = []
     monkeypatch.setattr(pgo, "install", lambda *a, **k: calls.append(a))
     monkeypatch.setattr(pgo, "train", lambda *a, **k: calls.append(a))
-    if not list((pgo.CRATE / "roms" / "build").glob("*.gb")):
-        pytest.skip("ROMs not built")
     assert pgo.main([]) == 0
     assert calls == []

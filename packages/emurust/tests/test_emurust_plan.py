@@ -12,6 +12,7 @@ import json
 import subprocess
 import sys
 from importlib import metadata
+from pathlib import Path
 
 import pytest
 
@@ -68,7 +69,7 @@ def test_targets_and_tests_exist_and_contracts_are_written():
         for t in m.tests:
             assert (PACKAGE_DIR / t).is_file(), (m.name, t)
         assert m.contract.strip(), m.name
-    assert "gen_emurust_opcodes.py" in PLAN.module("opcodes").contract
+    assert "emurust.tools.gen_opcodes" in PLAN.module("opcodes").contract
     assert "tests/test_opcodes_generated.py" in PLAN.module("opcodes").tests
 
 
@@ -179,15 +180,12 @@ def test_link_vectors_step(tmp_path):
 
 
 @needs_pyboy
-def test_generated_files_tests_find_the_tools_from_a_copy(tmp_path):
+def test_generated_files_tests_run_from_a_copy_of_the_package(tmp_path):
     """A work dir of ``envport generate`` is a copy of the package only (its python/ first on
-    PYTHONPATH): the tests that rerun the repository's generators find tools/ through
-    ENVPORT_REPO_ROOT (which the generator sets) and check the copy's own files; without it,
-    they fail saying where they looked (no skip)."""
+    PYTHONPATH): the tests that rerun the generators use the copy's own ``emurust.tools`` (the
+    package carries them; nothing outside the copy is needed) and check the copy's own files."""
     import os
     import shutil
-
-    from emurust.port import repo_dir
 
     copy = tmp_path / "work"
     shutil.copytree(PACKAGE_DIR / "tests", copy / "tests",
@@ -203,16 +201,16 @@ def test_generated_files_tests_find_the_tools_from_a_copy(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "ENVPORT_REPO_ROOT"}
     env["PYTHONPATH"] = str(copy / "python")
 
-    def run(*args, **extra):
-        return subprocess.run([*cmd, *args], cwd=copy, capture_output=True, text=True,
-                              timeout=300, env={**env, **extra})
+    def run():
+        return subprocess.run(cmd, cwd=copy, capture_output=True, text=True, timeout=300, env=env)
 
-    ok = run(ENVPORT_REPO_ROOT=str(repo_dir()))
+    ok = run()
     assert ok.returncode == 0 and "4 passed" in ok.stdout, ok.stdout + ok.stderr
-    lost = run()  # outside the checkout, no ENVPORT_REPO_ROOT: a failure that says why
-    assert lost.returncode == 1 and "skipped" not in lost.stdout, lost.stdout
-    assert f"the envport repository's tools/ is not at {copy / 'tools'}" in lost.stdout
     # the copy's own file is the one checked: a changed opcodes.rs fails
     (copy / "src/opcodes.rs").write_text("// hand edit\n")
-    changed = run(ENVPORT_REPO_ROOT=str(repo_dir()))
+    changed = run()
     assert changed.returncode == 1 and "src/opcodes.rs differs" in changed.stdout
+    # and the copy's own generator is the one run (not the checkout's)
+    probe = subprocess.run([sys.executable, "-c", "import emurust.tools as t; print(t.__file__)"],
+                           cwd=copy, capture_output=True, text=True, env=env, check=True)
+    assert Path(probe.stdout.strip()).is_relative_to(copy)

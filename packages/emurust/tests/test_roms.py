@@ -1,4 +1,4 @@
-"""emurust's own test ROMs (packages/emurust/roms/*.s) against the reference, PyBoy 2.8.1.
+"""emurust's own test ROMs (emurust/roms/*.s, shipped with the package) against the reference, PyBoy 2.8.1.
 
 Every ROM must build (binutils-z80), carry a valid header, load in PyBoy, run 10,000 frames with a
 seeded random button sequence without hanging (PyBoy spins forever on an illegal opcode, so each
@@ -13,9 +13,7 @@ Run with the interpreter that has PyBoy:  /tmp/pyboy-venv/bin/python -m pytest <
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
-import os
 import random
 import subprocess
 import sys
@@ -23,11 +21,8 @@ from pathlib import Path
 
 import pytest
 
-# the envport repository (its tools/ builds the ROMs): this checkout, else $ENVPORT_REPO_ROOT (a
-# work dir of envport generate is a copy of the package only), else the current directory
-REPO = next((d for d in Path(__file__).resolve().parents
-             if (d / "tools" / "build_emurust_roms.py").is_file()),
-            Path(os.environ.get("ENVPORT_REPO_ROOT") or "."))
+from emurust.tools import build_roms as builder  # the package's ROM builder
+
 FRAMES = 10_000
 BUTTONS = ("a", "b", "start", "select", "left", "right", "up", "down")
 # Wall-clock limit per subprocess: a 10,000-frame run takes a few seconds here; PyBoy hangs on
@@ -62,16 +57,6 @@ EXPECT = {
 NOT_TEST_ROMS = {"game"}  # the game has its own WRAM layout
 
 
-def _load_builder():
-    path = REPO / "tools" / "build_emurust_roms.py"
-    spec = importlib.util.spec_from_file_location("build_emurust_roms", path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-builder = _load_builder()
 
 
 # ---------------------------------------------------------------------------------------------

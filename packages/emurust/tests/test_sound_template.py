@@ -1,4 +1,4 @@
-"""The committed sound-state template is what tools/emurust_sound_template.py makes from PyBoy.
+"""The committed sound-state template is what emurust.tools.sound_template makes from PyBoy.
 
 src/sound_template.rs holds the 2,032-byte sound block of a fresh sound-off PyBoy 2.8.1 state; the
 Rust side patches its scalar fields. Rerunning the generator into a temporary file must give the
@@ -13,16 +13,16 @@ from pathlib import Path
 
 import pytest
 
-# this package's file; the generator is the repository's (the repo_tools fixture finds it from
-# a work dir of envport generate too)
+# this package's file, next to its tests (a work dir of envport generate has both: the generator
+# is the copy's own python/emurust/tools)
 COMMITTED = Path(__file__).resolve().parents[1] / "src" / "sound_template.rs"
 
 
-def test_sound_template_is_regenerated_identically(tmp_path: Path, repo_tools: Path) -> None:
+def test_sound_template_is_regenerated_identically(tmp_path: Path) -> None:
     pytest.importorskip("pyboy", reason="the reference (pyboy==2.8.1) generates the template")
     out = tmp_path / "sound_template.rs"
-    script = repo_tools / "emurust_sound_template.py"
-    subprocess.run([sys.executable, str(script), "--out", str(out)], check=True, cwd=tmp_path)
+    subprocess.run([sys.executable, "-m", "emurust.tools.sound_template", "--out", str(out)],
+                   check=True, cwd=tmp_path)
     assert out.read_text() == COMMITTED.read_text()
 
 

@@ -126,7 +126,7 @@ REGRESSIONS = Path(__file__).parent / "regressions" / "battles.json"
 
 @pytest.mark.parametrize("entry", json.loads(REGRESSIONS.read_text()), ids=lambda e: e["why"][:40])
 def test_regression_battles(showdown, entry):
-    """Battles where the whole-battle L3 once diverged (``tools/pokejax_regressions.py``
+    """Battles where the whole-battle L3 once diverged (``tests/regressions/regenerate.py``
     regenerates the file): replayed with their recorded choices, equal at every decision."""
     seeds = entry["seeds"]
     p1, p2 = (showdown.request("team", format=FORMAT, seed=seeds[p])["packed"] for p in ("p1", "p2"))

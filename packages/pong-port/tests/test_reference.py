@@ -57,4 +57,4 @@ def test_missing_reference_names_install_command(monkeypatch, tmp_path):
             reference.load_binding()
     finally:
         reference.load_binding.cache_clear()
-    assert "tools/build_pong_reference.py" in reference_build.INSTALL_HINT
+    assert "python -m pong_port.reference_build" in reference_build.INSTALL_HINT

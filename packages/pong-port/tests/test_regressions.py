@@ -1,5 +1,5 @@
 """Shrunk L3 divergences from real bugs (the XLA float rewrites), replayed against the live
-reference. Regenerate with ``python tools/pong_regressions.py``."""
+reference. Regenerate with ``python packages/pong-port/tests/regressions/regenerate.py``."""
 
 import json
 from pathlib import Path

@@ -63,8 +63,9 @@ class AnthropicModel:
 
     def __init__(self, http_client: Any = None, max_retries: int = 6, backoff_s: float = 2.0,
                  max_backoff_s: float = 120.0, sleep: Callable[[float], None] = time.sleep):
-        import anthropic
+        from envport.extras import require
 
+        anthropic = require("anthropic", "generate", "envport generate")
         self._anthropic = anthropic
         # http_client: the SDK's own (an httpx2.Client); tests give it a mock transport
         self.client = anthropic.Anthropic(api_key=require_api_key(), max_retries=0,

@@ -5,15 +5,10 @@ curve), :func:`evaluate` plays a policy for whole episodes. Imports flax and opt
 the extra, importing this package says which ``pip install`` fixes it.
 """
 
-try:
-    import flax  # noqa: F401
-    import optax  # noqa: F401
-except ImportError as exc:  # pragma: no cover - depends on the installed extras
-    from envport.errors import EnvportError
+from envport.extras import require
 
-    raise EnvportError(
-        f"envport train needs the 'train' extra ({exc.name} is missing): "
-        "pip install 'envport[train]'") from exc
+for _module in ("flax", "optax", "matplotlib"):
+    require(_module, "train", "envport train")
 
 from envport.train.evaluate import evaluate  # noqa: E402
 from envport.train.networks import PRESETS, count_params, widths_for  # noqa: E402

@@ -32,11 +32,9 @@ CONNECT_TIMEOUT_S = 5.0
 
 
 def import_ray():
-    try:
-        import ray
-    except ImportError:
-        raise EnvportError(f"--ray needs Ray, which is not installed: {RAY_HINT}") from None
-    return ray
+    from envport.extras import require
+
+    return require("ray", "ray", "--ray")
 
 
 def check_reachable(address: str, timeout: float = CONNECT_TIMEOUT_S) -> None:

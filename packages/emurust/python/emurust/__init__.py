@@ -6,6 +6,8 @@ that is equal to it frame for frame: registers, memory, screen and save-state by
 ``emurust.puffer`` its PufferLib adapter (neither needs gymnasium or pufferlib to import).
 """
 
+from importlib import metadata as _metadata
+
 from emurust.puffer import EmurustPufferEnv, make_puffer_env
 from emurust.pyboy import PyBoy, PyBoyMemoryView, PyBoyRegisterFile, Screen
 from emurust.utils import (
@@ -16,13 +18,15 @@ from emurust.utils import (
     WindowEvent,
 )
 
-__version__ = "0.1.0"
+# one source: Cargo.toml's version, which maturin writes into the package metadata (a test checks
+# that the crate, the metadata and this agree)
+__version__ = _metadata.version("emurust")
 PYBOY_VERSION = "2.8.1"  # the version emurust translates and is verified against
 
 
 def build_info() -> str:
     """How the extension was compiled: ``"plain"`` (``pip install``/``uv sync``) or
-    ``"pgo <key>"`` (profile-guided, by tools/build_emurust_pgo.py; the key names the sources,
+    ``"pgo <key>"`` (profile-guided, by ``python -m emurust.tools.pgo``; the key names the sources,
     ROMs and compiler of the profile). Benchmarks record it."""
     from emurust._emurust import BUILD
 

@@ -1,6 +1,8 @@
 """emurust vs PyBoy 2.8.1 speed, measured side by side in one run (issue 4's targets).
 
-``python -m emurust.bench [--seconds S] [--out DIR]`` writes ``DIR/emurust/bench_single.json``,
+emurust's extra bench (``EnvPort.extra_benches``): ``envport bench emurust`` runs it after the
+core's side-by-side table (N PyBoy in one loop vs ``VecEnv``), with the core's host record.
+Alone: ``python -m emurust.bench [--seconds S] [--out DIR]`` writes ``DIR/emurust/bench_single.json``,
 ``bench_single.md`` and, when matplotlib is importable, ``bench_single.png``:
 
 * **single**: frames/s of ONE emulator, rendering on and off, ``emurust.PyBoy`` vs
@@ -28,7 +30,6 @@ import json
 import math
 import multiprocessing as mp
 import os
-import platform
 import sys
 import time
 from datetime import UTC, datetime
@@ -286,38 +287,15 @@ def _vec_row(rom: Path, n: int, seconds: float, rounds: int, pyboy_fps: float, t
 
 # -- report --------------------------------------------------------------------------------
 
-def _cpu_model() -> str | None:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return None
-
-
 def host_info() -> dict[str, Any]:
-    from importlib.metadata import PackageNotFoundError, version
+    """The core's host record (``envport.bench.host_info``, the one every envport benchmark
+    writes) with the versions this bench compares and the extension's build."""
+    from envport.bench import host_info as core_host_info
 
-    def ver(pkg):
-        try:
-            return version(pkg)
-        except PackageNotFoundError:
-            return None
-
-    info = {
-        "cpu_model": _cpu_model() or platform.processor() or platform.machine(),
-        "cpu_count": os.cpu_count(),
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-        "emurust": ver("emurust") or _emurust_version(),
-        "emurust_build": _emurust_build(),
-        "pyboy": ver("pyboy"),
-        "numpy": np.__version__,
-    }
-    if hasattr(os, "sched_getaffinity"):
-        info["usable_cpus"] = len(os.sched_getaffinity(0))
+    info = core_host_info(packages=("emurust", "pyboy", "numpy"))
+    info["cpu_model"] = info["cpu_model"] or info["processor"]
+    info["emurust"] = info["emurust"] or _emurust_version()
+    info["emurust_build"] = _emurust_build()
     return info
 
 

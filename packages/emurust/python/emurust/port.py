@@ -1,8 +1,8 @@
 """emurust's translation spec for the envport core (entry point ``envport.envs: emurust``).
 
 Reference: real PyBoy 2.8.1 from PyPI (``install_reference`` pip-installs it). Candidate: emurust.
-Both run the repository's own test ROMs (``tools/build_emurust_roms.py``, sources in
-``packages/emurust/roms``) from power-on in the reference configuration (null window, DMG, sound
+Both run emurust's own test ROMs (sources in ``emurust/roms``, shipped with the package; built
+into a user cache folder by ``emurust.tools.build_roms``) from power-on in the reference configuration (null window, DMG, sound
 off). See ``emurust.verify`` for the action encoding and the compared fields.
 
 * L2, per ROM: states sampled from a PyBoy run with random button events; each case loads PyBoy's
@@ -42,59 +42,27 @@ from emurust.verify import (
     sample_actions,
 )
 
-PACKAGE_DIR = Path(__file__).resolve().parents[2]  # packages/emurust in a checkout
-ROM_SOURCES = PACKAGE_DIR / "roms"
-BUILD_TOOL = Path("tools") / "build_emurust_roms.py"  # relative to the envport repository
-
-
-def repo_dir() -> Path:
-    """The envport repository whose ``tools/`` builds emurust's test ROMs and generates its
-    sources: the checkout this package lives in (the nearest parent with ``tools/``), else
-    ``$ENVPORT_REPO_ROOT`` (``envport generate`` sets it for the sandboxed code of a work dir,
-    which is a copy of the package only), else the current directory. The last candidate is
-    returned when none has the tools, so that an error names where they were looked for."""
-    env = os.environ.get("ENVPORT_REPO_ROOT")
-    candidates = [*PACKAGE_DIR.parents, *([Path(env)] if env else []), Path.cwd()]
-    for d in candidates:
-        if (d / BUILD_TOOL).is_file():
-            return d
-    return candidates[-1]
-
-
-REPO_DIR = repo_dir()
-BUILD_SCRIPT = REPO_DIR / BUILD_TOOL
-# used when the sources are not next to the package (an installed wheel)
-DEFAULT_ROMS = ("cpu_alu", "cpu_cb", "interrupts", "game")
-
 
 def rom_names() -> list[str]:
-    if ROM_SOURCES.is_dir():
-        names = sorted(p.stem for p in ROM_SOURCES.glob("*.s"))
-        if names:
-            return names
-    return list(DEFAULT_ROMS)
+    """Every test ROM whose source ships with the package (``emurust/roms/*.s``)."""
+    from emurust.tools.build_roms import sources
+
+    return sorted(sources())
 
 
 def rom_dir() -> Path:
-    """Where the built ROMs are: ``$EMURUST_ROMS``, else ``packages/emurust/roms/build``."""
-    env = os.environ.get("EMURUST_ROMS")
-    return Path(env) if env else ROM_SOURCES / "build"
+    """Where the built ROMs are: ``$EMURUST_ROMS``, else a user cache folder named by the
+    sources' digest (``emurust.tools.build_roms.default_out``)."""
+    from emurust.tools.build_roms import default_out
+
+    return default_out()
 
 
 def build_roms(out_dir: Path | None = None) -> dict[str, Path]:
-    """Build (or find up to date) every test ROM with the repository's tools script."""
-    if not BUILD_SCRIPT.is_file():
-        raise FileNotFoundError(
-            f"{BUILD_SCRIPT} not found: emurust's test ROMs are built from the envport repository "
-            "(python tools/build_emurust_roms.py; outside a checkout, ENVPORT_REPO_ROOT names it); "
-            "or point EMURUST_ROMS at built ROMs")
-    import importlib.util
+    """Build (or find up to date) every test ROM from the package's sources (binutils-z80)."""
+    from emurust.tools.build_roms import build_all
 
-    spec = importlib.util.spec_from_file_location("build_emurust_roms", BUILD_SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("build_emurust_roms", mod)
-    spec.loader.exec_module(mod)
-    return mod.build_all(out_dir or rom_dir())
+    return build_all(out_dir or rom_dir())
 
 
 def rom_path(name: str) -> Path:
@@ -255,10 +223,75 @@ def _l1():
                            sample_actions=lambda rng, n: sample_actions(rng, n, 0.1), steps=40)
 
 
+# -- stage hooks (envport prepare / session-commands, the nox sessions) -------------------------
+
+# the bench's reference is one PyBoy object per env: thousands would only measure memory pressure
+BENCH_BATCH_SIZES = (1, 2, 8, 32, 64)
+
+
+def _log(msg: str) -> None:
+    print(f"[emurust] {msg}", flush=True)
+
+
+def _in_checkout() -> bool:
+    from emurust.tools import NoCrateError, crate_dir
+
+    try:
+        crate_dir()
+    except NoCrateError:
+        return False
+    return True
+
+
+def prepare(stage: str) -> None:
+    """Before a stage: the test ROMs (every stage that runs the emulators); in a checkout, the
+    PyBoy vectors and ``cargo test`` (tests, verify: issue 4's L1 is cargo test per module) and
+    the profile-guided build (verify, bench, train: the build the benchmark measures;
+    ``EMURUST_PGO=0`` keeps the plain one). From an installed wheel only the ROMs are built."""
+    if stage == "generate":
+        return
+    built = build_roms()
+    _log(f"{len(built)} test ROMs in {rom_dir()}")
+    if not _in_checkout():
+        _log("installed without the crate's sources: no native tests, no PGO build")
+        return
+    if stage in ("tests", "verify"):
+        subprocess.run([sys.executable, "-m", "emurust.tools.native_tests"], check=True)
+    if stage in ("verify", "bench", "train"):
+        if os.environ.get("EMURUST_PGO", "1") == "0":
+            _log("EMURUST_PGO=0: keeping the plain build")
+        else:
+            subprocess.run([sys.executable, "-m", "emurust.tools.pgo"], check=True)
+
+
+def session_commands(stage: str, args: list[str]) -> list[list[str]]:
+    """``train``: PPO on game.gb through emurust's VecEnv and through PyBoy 2.8.1 (one process
+    per core) for the same budget (the session's arguments go to both), then ``python -m
+    emurust.train compare`` (SPS of each, their ratio, final scores, a random policy's score).
+    Every other stage: ``envport <stage> emurust *args``."""
+    if stage == "tests":
+        return []
+    if stage != "train":
+        return [["envport", stage, "emurust", *args]]
+    from envport.sessions import out_dir
+
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    runs = [["envport", "train", "emurust", "--target", target, "--run-id", f"{stamp}-{tag}",
+             *args] for target, tag in (("game.gb", "vecenv"), ("game.gb on PyBoy", "pyboy"))]
+    return [*runs, ["python", "-m", "emurust.train", "compare", "--vecenv", f"{stamp}-vecenv",
+                    "--pyboy", f"{stamp}-pyboy", "--out", out_dir(args)]]
+
+
+def _single_instance_bench(out: Path, progress: bool):
+    from emurust import bench
+
+    return bench.run(out, progress=progress, command="envport bench emurust")
+
+
 def make_port():
     from emurust.plan import PLAN  # cheap: PyBoy's sources are read only when a prompt needs them
     from emurust.train import TARGETS  # cheap too: no ROM built, no emulator started
-    from envport.registry import EnvPort
+    from envport.registry import EnvPort, ExtraBench, SystemRequirement
 
     names = rom_names()
     return EnvPort(
@@ -275,6 +308,15 @@ def make_port():
         train=TARGETS,
         notes={"license": "LGPL-3.0-only (a translation of PyBoy 2.8.1)"},
         plan=PLAN,
+        prepare=prepare,
+        system_requirements=[SystemRequirement(
+            "z80-unknown-coff-as", "binutils-z80",
+            "emurust's test ROMs are assembled from their sources")],
+        bench_batch_sizes=BENCH_BATCH_SIZES,
+        extra_benches=[ExtraBench(
+            "single instance and PyBoy in N processes", _single_instance_bench,
+            outputs="bench_single.json, bench_single.md, bench_single.png")],
+        session_commands=session_commands,
     )
 
 

@@ -452,7 +452,7 @@ mod tests {
     use super::*;
     use crate::timer::test_vectors::load;
 
-    /// Same ROM as tools/emurust_vectors.py:make_rom (bank number at 0x2000/0x2001 of each bank).
+    /// Same ROM as emurust.tools.vectors:make_rom (bank number at 0x2000/0x2001 of each bank).
     pub(crate) fn make_rom(
         carttype: u8,
         banks: usize,
@@ -499,7 +499,7 @@ mod tests {
         b
     }
 
-    /// Replays tools/emurust_vectors.py's cartridge sequences: real PyBoy driven through
+    /// Replays emurust.tools.vectors's cartridge sequences: real PyBoy driven through
     /// `pyboy.memory[...]`, i.e. Motherboard.setitem/getitem's cartridge paths (RTC ticks with
     /// cycles 0, the boot ROM still mapped at 0000-00FF), compared read by read and by the
     /// cartridge save-state block after every step.

@@ -424,7 +424,7 @@ mod vector_tests {
         b.iter().map(|v| format!("{v:02x}")).collect()
     }
 
-    /// Replays tools/emurust_vectors.py's rtc.json: PyBoy's rtc.py (source) with a fake
+    /// Replays emurust.tools.vectors's rtc.json: PyBoy's rtc.py (source) with a fake
     /// `time.time()`, so host-time fallbacks, wall-clock catch-up on load and the two saved
     /// doubles are all compared exactly.
     #[test]

@@ -1,3 +1,3 @@
-"""pokejax: Pokémon Showdown Gen 1 random battles in JAX (work in progress)."""
+"""pokejax: Pokémon Showdown Gen 1 random battles in JAX, verified turn for turn against Showdown."""
 
-__version__ = "0.0.1"
+__version__ = "0.1.0"

@@ -1,6 +1,6 @@
 """Gen 1 tables extracted from the installed Showdown (never typed by hand).
 
-``python -m pokejax.data`` (or ``tools/extract_pokejax_data.py``) regenerates
+``python -m pokejax.data`` regenerates
 ``pokejax/data/gen1.json`` from the pinned Showdown; a test checks the committed file equals a
 fresh extraction.
 """

@@ -1,7 +1,7 @@
 """pokejax's translation plan: the modules ``envport generate pokejax`` writes, in dependency
 order, each from the pokemon-showdown 0.11.11 sources that define its behaviour (the npm
 package ships the TypeScript next to ``dist/``; the gen-1 random-battle generator only as
-``dist`` JavaScript). The data tables (``data``/``codec``) come from ``tools/extract_pokejax_data.py``,
+``dist`` JavaScript). The data tables (``data``/``codec``) come from ``python -m pokejax.data``,
 not from a model, so they are not in the plan.
 """
 

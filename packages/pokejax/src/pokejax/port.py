@@ -21,6 +21,7 @@ import numpy as np
 from envport.registry import (
     BenchTarget,
     EnvPort,
+    ExtraBench,
     L1Target,
     L2Suite,
     L3Suite,
@@ -285,6 +286,13 @@ def _bench_targets() -> list[BenchTarget]:
     ]
 
 
+def _profile(out, progress):
+    """Where the time of one env-step goes (``pokejax.profile``), after the bench."""
+    from pokejax import profile
+
+    return profile.main(["--out", str(out)])
+
+
 PORT = EnvPort(
     name="pokejax",
     reference=f"pokemon-showdown {install.SHOWDOWN_VERSION} (npm), gen1randombattle",
@@ -300,6 +308,7 @@ PORT = EnvPort(
     train=TRAIN_TARGETS,
     transfer=transfers(),
     plan=PLAN,
+    extra_benches=[ExtraBench("profile", _profile, outputs="profile.json, profile.md")],
     notes={"status": "engine covers every gen1randombattle move; L1-L4 pass; speed and its "
                      "profile in docs/benchmarks.md"},
 )

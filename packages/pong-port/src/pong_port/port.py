@@ -168,6 +168,21 @@ def check_reference() -> None:
     load_binding()
 
 
+def session_commands(stage: str, args: list[str]) -> list[list[str]]:
+    """``train`` without arguments: PPO on seeds 0, 1, 2, then the side by side with PufferLib's
+    own trainer (PuffeRL in its venv, built first when missing: torch is downloaded once) ->
+    reports/pong/train/side-by-side.{json,md}. Otherwise ``envport <stage> pong *args``."""
+    if stage == "tests":
+        return []
+    if stage != "train":
+        return [["envport", stage, "pong", *args]]
+    if args:
+        return [["envport", "train", "pong", *args]]
+    return [["envport", "train", "pong", "--seeds", "0,1,2"],
+            ["python", "-m", "pong_port.pufferl", "build"],
+            ["python", "-m", "pong_port.side_by_side", "--seeds", "0,1,2"]]
+
+
 PORT = EnvPort(
     name="pong",
     reference=f"pufferlib {reference_build.PUFFERLIB_VERSION} ocean/pong (C, built from the PyPI sdist)",
@@ -192,4 +207,5 @@ PORT = EnvPort(
     train=TRAIN_TARGETS,
     transfer=[TRANSFER],
     plan=PLAN,
+    session_commands=session_commands,
 )

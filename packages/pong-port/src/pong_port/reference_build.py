@@ -7,7 +7,7 @@ already ships. This module downloads the sdist from the package index (sha256-pi
 extracts those files and compiles the extension with setuptools using the very flags of
 PufferLib's ``setup.py``.
 
-CLI: ``python -m pong_port.reference_build`` (also ``tools/build_pong_reference.py``).
+CLI: ``python -m pong_port.reference_build``.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ COMPILE_ARGS = [
     "-Wno-alloc-size-larger-than", "-Wno-implicit-function-declaration", "-fmax-errors=3",
 ]
 LINK_ARGS = ["-fwrapv", "-O2", "-Bsymbolic-functions"]
-INSTALL_HINT = "envport install-reference pong   (in the envport repo also: python tools/build_pong_reference.py)"
+INSTALL_HINT = "envport install-reference pong   (or: python -m pong_port.reference_build)"
 
 
 def source_dir() -> Path:

@@ -10,7 +10,7 @@ buffers. ``cargo test`` in packages/emurust (``lcd::tests::pyboy_vectors``) repl
 
 Usage (needs a Python with pyboy==2.8.1 installed; the sources come from that package)::
 
-    python tools/emurust_lcd_vectors.py [--out DIR] [--ops N]
+    python -m emurust.tools.lcd_vectors [--out DIR] [--ops N]
 
 Writes DIR/lcd_<scenario>_<seed>.json (default DIR: packages/emurust/target/vectors, git-ignored).
 The pure-Python run has unbounded ints where Cython has fixed widths; the sequences only use
@@ -26,7 +26,7 @@ import random
 import zlib
 from pathlib import Path
 
-from emurust_pyboy import pyboy_package_dir  # tools/ is sys.path[0]
+from emurust.tools.pyboy_source import pyboy_package_dir
 
 GREY = (0xFFFFFF, 0x999999, 0x555555, 0x000000)
 SNAPSHOT_FIELDS = [
@@ -371,12 +371,16 @@ def run_scenario(mod, scenario, seed, n_ops):
     }
 
 
-def main():
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    root = Path(__file__).resolve().parents[1]
-    ap.add_argument("--out", type=Path, default=root / "packages/emurust/target/vectors")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="default: the crate's target/vectors")
     ap.add_argument("--ops", type=int, default=6000, help="operations per scenario (incl. setup)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
+    if args.out is None:
+        from emurust.tools import vectors_dir
+
+        args.out = vectors_dir()
     mod = load_lcd_module()
     args.out.mkdir(parents=True, exist_ok=True)
     runs = [

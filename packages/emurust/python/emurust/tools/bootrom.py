@@ -4,7 +4,7 @@ The 256 bytes are PyBoy's own open boot ROM (LGPL-3.0, like emurust); `bootrom.r
 `include_bytes!`. The copy is refused unless the source has the expected SHA-256, so the committed
 file is exactly the one PyBoy runs.
 
-    python tools/emurust_bootrom.py [--pyboy-dir DIR]
+    python -m emurust.tools.bootrom [--pyboy-dir DIR]   # in a checkout (the crate's src/)
 """
 
 from __future__ import annotations
@@ -15,8 +15,6 @@ import sys
 from pathlib import Path
 
 SHA256 = "817b42b6f9b53e760de323b8bc75629c15ad65b04638f5ee0b40b94316f290dd"
-ROOT = Path(__file__).resolve().parent.parent
-DEST = ROOT / "packages" / "emurust" / "src" / "bootrom_dmg.bin"
 
 
 def pyboy_dir() -> Path:
@@ -28,8 +26,13 @@ def pyboy_dir() -> Path:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pyboy-dir", type=Path, help="the installed pyboy package folder")
-    ap.add_argument("--dest", type=Path, default=DEST)
+    ap.add_argument("--dest", type=Path, default=None,
+                    help="default: the crate's src/bootrom_dmg.bin")
     args = ap.parse_args(argv)
+    if args.dest is None:
+        from emurust.tools import crate_dir
+
+        args.dest = crate_dir() / "src" / "bootrom_dmg.bin"
     src = (args.pyboy_dir or pyboy_dir()) / "core" / "bootrom_dmg.bin"
     data = src.read_bytes()
     digest = hashlib.sha256(data).hexdigest()

@@ -1,17 +1,16 @@
 #!/usr/bin/env python3
-"""Regenerate packages/pong-port/tests/regressions/: the divergences that the two XLA float
+"""Regenerate this folder (packages/pong-port/tests/regressions/): the divergences that the two XLA float
 rewrites (FMA contraction, division by reciprocal) cause when the port's guards are removed,
 found by L3 against the live C reference and shrunk to their shortest action prefix.
 
-Run from the repo root in the dev venv: ``python tools/pong_regressions.py``.
+Run in the dev venv: ``python packages/pong-port/tests/regressions/regenerate.py``.
 """
 
 import shutil
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-TESTS = ROOT / "packages" / "pong-port" / "tests"
+TESTS = Path(__file__).resolve().parents[1]  # the package's tests/ (mutants.py)
 sys.path.insert(0, str(TESTS))
 
 from mutants import XlaFma, XlaReciprocal, mutant_suite  # noqa: E402

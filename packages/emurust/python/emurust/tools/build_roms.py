@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Build emurust's own Game Boy test ROMs from packages/emurust/roms/*.s.
+"""Build emurust's own Game Boy test ROMs from their assembly sources (``emurust/roms/*.s``).
 
 Toolchain (docs/emurust.md §4): Debian ``binutils-z80`` only. There is no working gbz80 linker,
 so each ROM is one source file laid out with ``.org`` (file offset == address for bank 0/1, and
@@ -14,10 +14,15 @@ Per-ROM header settings live in the source itself, in a comment line such as::
 
 (a title with spaces is quoted: ``title="MY ROM"``).
 
+The sources ship inside the package (wheel and sdist), so an installed emurust builds its ROMs
+itself. They go to a user cache folder named by a digest of every source, include and this
+builder's header logic (:func:`default_out`: ``$EMURUST_ROMS``, else
+``$ENVPORT_CACHE/emurust/roms/<digest>``, ``~/.cache/envport`` by default): checkouts and installs
+with the same sources share it, a changed source gets a folder of its own.
 Unchanged ROMs are skipped: a content hash of the source, every include file, this script's
 header logic version and the settings is stored next to each ROM.
 
-Usage: ``python tools/build_emurust_roms.py [--out DIR] [--force] [NAME ...]``; importable as
+Usage: ``python -m emurust.tools.build_roms [--out DIR] [--force] [NAME ...]``; importable as
 ``build_all(out_dir) -> dict[name, Path]``.
 """
 
@@ -25,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import re
 import shlex
 import shutil
@@ -34,9 +40,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-ROMS_DIR = REPO / "packages" / "emurust" / "roms"
-DEFAULT_OUT = ROMS_DIR / "build"
+ROMS_DIR = Path(__file__).resolve().parents[1] / "roms"  # inside the emurust package
 AS = "z80-unknown-coff-as"
 OBJCOPY = "z80-unknown-coff-objcopy"
 APT_HINT = "install the Debian/Ubuntu package 'binutils-z80' (apt-get install -y binutils-z80)"
@@ -170,6 +174,31 @@ def sources() -> dict[str, Path]:
     return {p.stem: p for p in sorted(ROMS_DIR.glob("*.s"))}
 
 
+def sources_digest() -> str:
+    """Every source, include and the header logic version: names the cache folder."""
+    h = hashlib.sha256(BUILD_LOGIC_VERSION.encode())
+    for path in [*sources().values(), *_includes()]:
+        h.update(path.relative_to(ROMS_DIR).as_posix().encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def default_out() -> Path:
+    """``$EMURUST_ROMS``, else ``<envport cache>/emurust/roms/<digest of the sources>``."""
+    env = os.environ.get("EMURUST_ROMS")
+    if env:
+        return Path(env)
+    from envport.cache import cache_root
+
+    return cache_root() / "emurust" / "roms" / sources_digest()
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    """Readers (another process building the same folder) see the old file or the new one."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
 def build_all(
     out_dir: Path | str | None = None, names: list[str] | None = None, force: bool = False,
     log=None,
@@ -178,7 +207,7 @@ def build_all(
 
     Raises RomBuildError on a missing assembler or any assembler error.
     """
-    out = Path(out_dir) if out_dir is not None else DEFAULT_OUT
+    out = Path(out_dir) if out_dir is not None else default_out()
     out.mkdir(parents=True, exist_ok=True)
     srcs = sources()
     if names:
@@ -197,8 +226,8 @@ def build_all(
                 log(f"{name}: up to date")
         else:
             rom = assemble(src, spec)
-            rom_path.write_bytes(rom)
-            stamp.write_text(digest)
+            _write_atomic(rom_path, rom)
+            _write_atomic(stamp, digest.encode())
             if log:
                 log(f"{name}: built {len(rom)} bytes ({spec.title}, cart {spec.cart:#04x})")
         built[name] = rom_path
@@ -207,17 +236,19 @@ def build_all(
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument(
-        "--out", type=Path, default=DEFAULT_OUT, help="output folder (default: %(default)s)"
-    )
+    ap.add_argument("--out", type=Path, default=None,
+                    help="output folder (default: $EMURUST_ROMS, else the user cache folder "
+                         "of these sources)")
     ap.add_argument("--force", action="store_true", help="rebuild even if unchanged")
     ap.add_argument("names", nargs="*", help="ROM names (default: all roms/*.s)")
     args = ap.parse_args(argv)
     try:
-        build_all(args.out, args.names or None, args.force, log=print)
+        built = build_all(args.out, args.names or None, args.force, log=print)
     except RomBuildError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    if built:
+        print(f"ROMs in {next(iter(built.values())).parent}")
     return 0
 
 

@@ -1,5 +1,5 @@
-"""The installed PyBoy that emurust's vector scripts load sources from (shared by
-``emurust_vectors.py``, ``emurust_lcd_vectors.py`` and ``emurust_cpu_vectors.py``)."""
+"""The installed PyBoy that emurust's vector tools load sources from (shared by
+``emurust.tools.vectors``, ``lcd_vectors`` and ``cpu_vectors``)."""
 
 from __future__ import annotations
 

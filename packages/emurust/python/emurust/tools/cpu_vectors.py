@@ -4,7 +4,7 @@
 Run with an interpreter that has pyboy 2.8.1 installed (its wheel ships the ``.py`` sources,
 read from that installed package)::
 
-    python tools/emurust_cpu_vectors.py [--system]
+    python -m emurust.tools.cpu_vectors [--system]
 
 ``pyboy/core/opcodes.py`` and ``pyboy/core/cpu.py`` are loaded from source (the compiled
 classes hide their ``cdef`` methods) with a fake motherboard: a flat 64 KiB memory whose
@@ -42,10 +42,7 @@ import sys
 import types
 from pathlib import Path
 
-from emurust_pyboy import pyboy_package_dir  # tools/ is sys.path[0]
-
-REPO = Path(__file__).resolve().parent.parent
-DEFAULT_OUT = REPO / "packages" / "emurust" / "target" / "vectors" / "cpu.json"
+from emurust.tools.pyboy_source import pyboy_package_dir
 
 REGS = [
     "A", "F", "B", "C", "D", "E", "HL", "SP", "PC",
@@ -279,8 +276,10 @@ def system_vectors(outdir: Path, frames: tuple[int, ...] = SYSTEM_FRAMES) -> int
     for old in outdir.glob("*"):
         old.unlink()
     roms = {"loop": loop_rom(), "fastpath": fastpath_rom()}
-    for p in sorted((REPO / "packages" / "emurust" / "roms" / "build").glob("*.gb")):
-        roms[p.stem] = p.read_bytes()
+    from emurust.tools.build_roms import build_all
+
+    for name, p in sorted(build_all().items()):
+        roms[name] = p.read_bytes()
     for name, data in roms.items():
         path = outdir / f"{name}.gb"
         path.write_bytes(data)
@@ -313,7 +312,8 @@ def system_vectors(outdir: Path, frames: tuple[int, ...] = SYSTEM_FRAMES) -> int
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    ap.add_argument("--out", type=Path, default=None,
+                    help="default: the crate's target/vectors/cpu.json")
     ap.add_argument(
         "--system",
         action="store_true",
@@ -328,6 +328,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ticks", type=int, default=3000)
     ap.add_argument("--seed", type=int, default=20261130)
     args = ap.parse_args(argv)
+    if args.out is None:
+        from emurust.tools import vectors_dir
+
+        args.out = vectors_dir() / "cpu.json"
 
     _, cpu_mod = load_reference(find_core())
     r = random.Random(args.seed)

@@ -4,7 +4,7 @@ battles with the driver's draw trace on and count each (function, caller) site.
 
 The JAX engine must make the same draws in the same order, including draws that have no game
 meaning (speed-tie shuffles of event handlers); this table is the map.
-Usage: python tools/showdown_draw_sites.py [--battles 100] [--out reports/pokejax/draw_sites.md]
+Usage: python -m pokejax.tools.draw_sites [--battles 100] [--out reports/pokejax/draw_sites.md]
 """
 
 from __future__ import annotations

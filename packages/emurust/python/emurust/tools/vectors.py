@@ -19,7 +19,7 @@ The cargo tests in packages/emurust (timer.rs, serial.rs, interaction.rs, cartri
 cartridge/rtc.rs) replay these files and fail, naming this script, when they are missing. Output
 goes to packages/emurust/target/vectors/ (git-ignored), under 1 MB in all.
 
-    python tools/emurust_vectors.py [--out DIR] [--pyboy-dir DIR]   # needs pyboy==2.8.1
+    python -m emurust.tools.vectors [--out DIR] [--pyboy-dir DIR]   # needs pyboy==2.8.1
 
 The sources come from the installed pyboy package (``--pyboy-dir`` overrides the folder).
 ``./dev tests`` and ``./dev verify-emurust`` run it (noxfile.py: emurust_cargo_tests).
@@ -38,13 +38,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from emurust_pyboy import pyboy_package_dir  # tools/ is sys.path[0]
-
-ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_OUT = ROOT / "packages" / "emurust" / "target" / "vectors"
-
-
-
+from emurust.tools.pyboy_source import pyboy_package_dir
 
 # Cartridge save-state block offset in a DMG state (everything before it has a fixed size) and
 # the fixed-size tail after it: joypad 2 + serial 36 + SGB 10379 (docs/emurust.md section 1).
@@ -402,12 +396,17 @@ def cartridge_vectors(steps: int) -> list[dict]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    ap.add_argument("--out", type=Path, default=None,
+                    help="default: the crate's target/vectors")
     ap.add_argument(
         "--pyboy-dir", type=Path, help="pyboy package folder (default: the installed pyboy's)"
     )
     ap.add_argument("--cart-steps", type=int, default=120)
     args = ap.parse_args(argv)
+    if args.out is None:
+        from emurust.tools import vectors_dir
+
+        args.out = vectors_dir()
     if args.pyboy_dir is None:
         args.pyboy_dir = pyboy_package_dir()
     args.out.mkdir(parents=True, exist_ok=True)

@@ -7,7 +7,7 @@ branches; rustc does that best with a profile of real runs. This script:
 1. builds and installs the extension instrumented (``-Cprofile-generate``) into ``--python``'s
    environment (``uv pip install -e``, the way ``uv sync`` installs it; its own cargo target
    dir ``target/pgo/gen``);
-2. runs it on every ROM in ``roms/build/`` through the PyBoy API (``--frames`` frames without
+2. runs it on every test ROM (``emurust.tools.build_roms``) through the PyBoy API (``--frames`` frames without
    rendering, then a quarter of that with rendering, with a held-button sequence) and merges
    the raw profiles with the toolchain's ``llvm-profdata`` into ``target/pgo/<key>.profdata``;
 3. rebuilds and reinstalls the extension with ``-Cprofile-use`` (target dir
@@ -27,7 +27,9 @@ is left alone.
 it is missing the script runs ``rustup component add llvm-tools`` once. When that fails too it
 keeps the plain build and says so (exit 0), unless ``--require`` is given (exit 1).
 
-Usage: ``python tools/build_emurust_pgo.py [--python PY] [--frames N] [--require] [--force]``
+It works on the crate's sources (a checkout or an unpacked sdist), never on an installed wheel.
+
+Usage: ``python -m emurust.tools.pgo [--python PY] [--frames N] [--require] [--force]``
 """
 
 from __future__ import annotations
@@ -40,9 +42,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-CRATE = REPO / "packages" / "emurust"
-PGO_DIR = CRATE / "target" / "pgo"
+from emurust.tools import NoCrateError, crate_dir
+
+
+def _crate() -> Path:
+    try:
+        return crate_dir()
+    except NoCrateError as exc:
+        raise SystemExit(f"[emurust pgo] {exc}") from None
 
 
 def log(msg: str) -> None:
@@ -71,12 +78,15 @@ def llvm_profdata(allow_install: bool = True) -> Path | None:
 
 def profile_key(roms: list[Path]) -> str:
     """What the profile depends on: the crate's sources, the training ROMs and the compiler."""
+    crate = _crate()
     h = hashlib.sha256(rustc_version().encode())
-    files = sorted([*CRATE.glob("src/**/*.rs"), *CRATE.glob("src/*.bin"), CRATE / "Cargo.toml",
-                    CRATE / "Cargo.lock", *CRATE.glob("python/emurust/*.py"), Path(__file__),
+    files = sorted([*crate.glob("src/**/*.rs"), *crate.glob("src/*.bin"), crate / "Cargo.toml",
+                    crate / "Cargo.lock", *crate.glob("python/emurust/*.py"), Path(__file__),
                     *roms])
     for f in files:
-        h.update(os.path.relpath(f, REPO).encode() + b"\0" + f.read_bytes())
+        # ROMs by name: they live in a cache folder outside the crate
+        name = os.path.relpath(f, crate) if f.is_relative_to(crate) else f.name
+        h.update(name.encode() + b"\0" + f.read_bytes())
     return h.hexdigest()[:16]
 
 
@@ -98,13 +108,14 @@ for rom in sys.argv[2:]:
 
 
 def train(python: str, roms: list[Path], frames: int, profdata_tool: Path, out: Path) -> None:
-    raw = PGO_DIR / "raw"
+    pgo_dir = _crate() / "target" / "pgo"
+    raw = pgo_dir / "raw"
     shutil.rmtree(raw, ignore_errors=True)
     raw.mkdir(parents=True)
-    install(python, f"-Cprofile-generate={raw}", PGO_DIR / "gen", "pgo-training")
+    install(python, f"-Cprofile-generate={raw}", pgo_dir / "gen", "pgo-training")
     env = {**os.environ, "LLVM_PROFILE_FILE": str(raw / "emurust-%m-%p.profraw")}
     subprocess.run([python, "-c", TRAINING, str(frames), *map(str, roms)], check=True, env=env,
-                   cwd=REPO)
+                   cwd=_crate())
     log(f"trained on {len(roms)} ROMs ({frames} frames each without rendering, "
         f"{max(1, frames // 4)} with)")
     subprocess.run([str(profdata_tool), "merge", "-o", str(out), str(raw)], check=True)
@@ -120,7 +131,8 @@ def installed_build(python: str) -> str | None:
 def install(python: str, rustflags: str, target_dir: Path, build: str) -> None:
     uv = shutil.which("uv")
     if uv is None:
-        raise SystemExit("uv not found: run this through ./dev (it puts .tools/bin on PATH)")
+        raise SystemExit("uv not found: install uv, or run this through the repository's ./dev "
+                         "(it puts .tools/bin on PATH)")
     env = dict(os.environ)
     # these flags replace any RUSTFLAGS from outside, which would change the code
     env["RUSTFLAGS"] = rustflags
@@ -128,8 +140,8 @@ def install(python: str, rustflags: str, target_dir: Path, build: str) -> None:
     env["EMURUST_BUILD"] = build
     log(f"building and installing the extension ({build})")
     subprocess.run([uv, "pip", "install", "--python", python, "--no-deps", "--reinstall-package",
-                    "emurust", "--refresh-package", "emurust", "-e", str(CRATE)],
-                   check=True, env=env, cwd=REPO)
+                    "emurust", "--refresh-package", "emurust", "-e", str(_crate())],
+                   check=True, env=env, cwd=_crate())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -143,9 +155,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--force", action="store_true", help="retrain and reinstall")
     args = ap.parse_args(argv)
 
-    roms = sorted((CRATE / "roms" / "build").glob("*.gb"))
-    if not roms:
-        raise SystemExit("no ROMs in packages/emurust/roms/build: run tools/build_emurust_roms.py")
+    from emurust.tools.build_roms import build_all
+
+    pgo_dir = _crate() / "target" / "pgo"
+    roms = sorted(build_all().values())
     tool = llvm_profdata()
     if tool is None:
         msg = ("PGO unavailable: no llvm-profdata in the Rust toolchain (rustup component add "
@@ -159,18 +172,18 @@ def main(argv: list[str] | None = None) -> int:
     if not args.force and installed_build(args.python) == f"pgo {key}":
         log(f"the installed extension is the PGO build {key}: nothing to do")
         return 0
-    profdata = PGO_DIR / f"{key}.profdata"
+    profdata = pgo_dir / f"{key}.profdata"
     if args.force or not profdata.exists():
-        PGO_DIR.mkdir(parents=True, exist_ok=True)
-        for old in PGO_DIR.glob("*.profdata"):
+        pgo_dir.mkdir(parents=True, exist_ok=True)
+        for old in pgo_dir.glob("*.profdata"):
             old.unlink()
         train(args.python, roms, args.frames, tool, profdata)
     else:
-        log(f"reusing the profile {profdata.relative_to(REPO)}")
+        log(f"reusing the profile {profdata}")
     # No indirect-call promotion: a decoded block's ops tail-call each other's steps through
     # pointers (packages/emurust/src/blocks.rs), and promoting those calls to guarded inlined
     # copies of the hot successors made rustc run for over 15 minutes (3-4 GB) on this crate.
-    install(args.python, f"-Cprofile-use={profdata} -Cllvm-args=-disable-icp", PGO_DIR / "ext",
+    install(args.python, f"-Cprofile-use={profdata} -Cllvm-args=-disable-icp", pgo_dir / "ext",
             f"pgo {key}")
     got = installed_build(args.python)
     if got != f"pgo {key}":

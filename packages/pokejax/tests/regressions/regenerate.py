@@ -5,7 +5,7 @@ Each entry names a run seed and a battle of ``tests/test_battle.py``'s harness (
 run's battles); this script replays the run up to that battle on Showdown and stores the
 battle's seeds and its full choice sequence in
 ``packages/pokejax/tests/regressions/battles.json``, which ``test_battle`` replays on both
-engines. Usage: ``python tools/pokejax_regressions.py``.
+engines. Usage: ``python packages/pokejax/tests/regressions/regenerate.py``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import numpy as np
 from pokejax import choices, reference
 from pokejax.showdown import Showdown
 
-OUT = Path(__file__).resolve().parents[1] / "packages/pokejax/tests/regressions/battles.json"
+OUT = Path(__file__).resolve().parent / "battles.json"  # beside this script
 FORMAT = reference.FORMAT
 # (run seed, battle seed, what the engine got wrong there)
 FOUND = [
