@@ -314,7 +314,7 @@ def test_rom_from_file_like_and_missing_path(tiny_rom):
 
 
 def test_cgb_rom_needs_cgb_false(tmp_path):
-    from conftest import make_rom
+    from emurust_test_roms import make_rom
 
     path = tmp_path / "cgb.gb"
     path.write_bytes(make_rom(title=b"CGBTEST".ljust(15, b"\0") + b"\x80"))  # 0x143: CGB flag

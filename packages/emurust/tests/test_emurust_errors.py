@@ -8,7 +8,7 @@ import io
 
 import numpy as np
 import pytest
-from conftest import fix_header, make_rom
+from emurust_test_roms import fix_header, make_rom
 
 from emurust import PyBoy
 from emurust.utils import PyBoyException, PyBoyOutOfBoundsException
