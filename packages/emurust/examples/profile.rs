@@ -15,10 +15,12 @@ fn measured(emu: &mut Emulator, frames: u64, render: bool) {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let rom_path = args
-        .get(1)
-        .map(String::as_str)
-        .unwrap_or("roms/build/game.gb");
+    // the test ROMs are built into the user cache (`python -m emurust.tools.build_roms` prints
+    // the folder), so the ROM is always named
+    let rom_path = args.get(1).map(String::as_str).unwrap_or_else(|| {
+        eprintln!("usage: profile ROM [FRAMES] [render 0|1] [WARMUP]");
+        std::process::exit(2)
+    });
     let frames: u64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(2000);
     let render = args.get(3).map(|s| s == "1").unwrap_or(false);
     let warmup: u64 = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(100);

@@ -7,7 +7,7 @@ self-checks passed (result block, see roms/README.md). The game must respond to 
 
 The expectations come from PyBoy 2.8.1 itself (where it differs from hardware the ROM sources say
 so, e.g. halt_ei.s) and, for the bank tables, from the MBC rules in PyBoy's cartridge sources.
-Run with the interpreter that has PyBoy:  /tmp/pyboy-venv/bin/python -m pytest <this file>
+Run with an interpreter that has PyBoy 2.8.1, e.g. the test venv: .nox/tests/bin/python -m pytest <this file>
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """What ``envport train emurust`` trains on: PPO on the repository's ``game.gb`` ("catch the
-falling block", ``packages/emurust/roms/game.s``) through the host loop, on emurust's ``VecEnv``
+falling block", ``emurust/roms/game.s``) through the host loop, on emurust's ``VecEnv``
 (default target ``game.gb``) or on real PyBoy 2.8.1 in worker processes (target ``game.gb on
 PyBoy``): the same task, observations, actions, rewards and resets on both, so their PPO
 steps/s compare the emulators inside a training loop.

@@ -24,7 +24,7 @@ import numpy as np
 from emurust._emurust import VecEmulator
 from emurust.utils import BUTTONS, PyBoyInvalidInputException
 
-# WRAM addresses of the repository's test games (packages/emurust/roms/game.s)
+# WRAM addresses of the repository's test games (emurust/roms/game.s)
 GAMES = {
     "game": {"score_addr": 0xC000, "score_bytes": 1, "done_addr": 0xC001},
 }

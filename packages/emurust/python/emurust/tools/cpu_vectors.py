@@ -22,8 +22,8 @@ Cases (seeded, so the file is reproducible):
 Illegal opcodes (PyBoy's ``no_opcode`` and ``BRK``) are patched to raise, which stops the Python
 CPU exactly where emurust returns ``EmuError::IllegalOpcode``.
 
-With ``--system``, also runs ROMs (one written here, plus ``packages/emurust/roms/build/*.gb``
-when built) from power-on in the compiled PyBoy (``window="null", cgb=False,
+With ``--system``, also runs ROMs (one written here, plus the package's test ROMs
+when built: ``python -m emurust.tools.build_roms`` puts them in the user cache folder) from power-on in the compiled PyBoy (``window="null", cgb=False,
 sound_emulated=False``) and stores its save states after a few frame counts in
 ``target/vectors/system/`` for the Motherboard test in ``src/mb.rs``.
 

@@ -22,7 +22,7 @@ goes to packages/emurust/target/vectors/ (git-ignored), under 1 MB in all.
     python -m emurust.tools.vectors [--out DIR] [--pyboy-dir DIR]   # needs pyboy==2.8.1
 
 The sources come from the installed pyboy package (``--pyboy-dir`` overrides the folder).
-``./dev tests`` and ``./dev verify-emurust`` run it (noxfile.py: emurust_cargo_tests).
+``./dev tests`` and ``./dev verify-emurust`` run it (``envport prepare emurust``: the native-tests step).
 """
 
 from __future__ import annotations
