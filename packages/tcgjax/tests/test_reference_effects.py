@@ -76,8 +76,10 @@ def test_damage_per_heads_until_tails_capped(coins):
     st = scenario(me=[atk(["Lickitung"], grass=3)], opp=[("Ralts",)] * 1)
     opp_(st).active.stack = [cid("Mewtwo ex")]
     coins += [True] * 16  # a 17th forced result would be left unused (fixture fails)
+    c = st.counter
     do(st, A.ATTACK)
-    assert opp_(st).board[0] is None or opp_(st).active.damage == 60 * 16 or st.done
+    assert st.done and st.winner == 0  # 960 damage, the lone Mewtwo ex is Knocked Out
+    assert st.counter - c == 16  # exactly 16 flips: no 17th
 
 
 def test_damage_per_heads_zero_heads_still_runs_steps(coins):

@@ -52,3 +52,11 @@ def test_same_seed_same_game():
 def test_many_random_games_slow():
     for rep in range(8):
         _pairing_games(100_000 * (rep + 1), random_chooser, random_chooser)
+
+
+def test_play_cli_prints_a_log(capsys):
+    from tcgjax.reference.play import main
+
+    assert main(["--deck-a", "8", "--deck-b", "koga_weezing", "--seed", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "[t0] setup:" in out and "result:" in out
