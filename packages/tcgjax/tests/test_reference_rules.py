@@ -392,3 +392,45 @@ def test_random_game_logs_are_readable():
     st = new_game(DECKS[0], DECKS[1], 9)
     play_game(st, random_chooser(0), random_chooser(1))
     assert st.log[0].startswith("[t0] setup:") and "game over" in st.log[-1]
+
+
+def test_13_4_both_promote_non_turn_player_first(coins):
+    """Dragonite-free double KO: Electabuzz tails self damage knocks itself out too."""
+    st = scenario(
+        me=[{"names": ["Electabuzz"], "energy": {"lightning": 2}, "damage": 60}, "Ralts", "Ralts"],
+        opp=[{"names": ["Ralts"], "damage": 40}, "Ralts", "Ralts"],
+    )
+    coins.append(False)  # tails: 40 to the Defending Pokémon, 20 self damage
+    do(st, A.ATTACK)
+    assert st.players[0].points == 1 and st.players[1].points == 1
+    assert st.choice == CH_PROMOTE and st.decider == 1  # the non-turn player first
+    do(st, A.CHOOSE + 1)
+    assert st.decider == 0 and st.choice == CH_PROMOTE
+    do(st, A.CHOOSE + 2)
+    assert st.turn == 6 and st.players[0].board[0] is not None
+
+
+def test_14_poison_knock_out_scores_for_the_opponent():
+    st = scenario(me=[{"names": ["Ralts"], "damage": 50}, "Ralts"], opp=["Mewtwo ex", "Ralts"])
+    st.players[0].board[0].poisoned = True
+    do(st, A.END)
+    assert st.players[1].points == 1 and st.turn == 6  # auto-promotion of the single Ralts
+    assert st.players[0].board[1] is None and st.players[0].active is not None
+
+
+def test_19_3_first_player_may_attack_on_turn_one_with_misty(coins):
+    st = scenario(me=["Staryu"], opp=["Ralts"], hand=["Misty"], turn=1)
+    coins += [True, False]
+    do(st, A.play(0))  # one Water Pokémon: target automatic, 1 heads -> 1 water
+    assert A.ATTACK in legal_actions(st)
+
+
+def test_14_4_sleep_coin_flipped_even_at_zero_hp(coins):
+    st = scenario(me=["Mewtwo ex"], opp=[{"names": ["Ralts"], "damage": 50}, "Ralts"])
+    st.players[1].board[0].poisoned = True
+    st.players[1].board[0].status = ST_ASLEEP
+    c = st.counter
+    coins.append(False)
+    do(st, A.END)
+    assert st.players[0].points == 1  # Knocked Out in step 6 after the flip
+    assert st.counter - c >= 1
