@@ -434,3 +434,50 @@ def test_14_4_sleep_coin_flipped_even_at_zero_hp(coins):
     do(st, A.END)
     assert st.players[0].points == 1  # Knocked Out in step 6 after the flip
     assert st.counter - c >= 1
+
+
+def test_15_1_both_reach_three_points_is_a_tie(coins):
+    st = scenario(
+        me=[{"names": ["Electabuzz"], "energy": {"lightning": 2}, "damage": 60}, "Ralts"],
+        opp=[{"names": ["Ralts"], "damage": 40}, "Ralts"],
+    )
+    st.players[0].points = 2
+    st.players[1].points = 2
+    coins.append(False)  # both Actives fall: 3 points each, both still have a Bench
+    do(st, A.ATTACK)
+    assert st.winner == TIE
+
+
+def test_16_4_koga_returns_to_a_full_hand_discard_instead():
+    st = scenario(
+        me=[("Grimer", "Muk"), "Ekans"],
+        opp=["Mewtwo ex"],
+        hand=["Koga"] + ["Potion"] * 9,
+    )
+    do(st, A.play(0))  # hand 9 -> Muk makes 10 -> Grimer goes to the discard
+    pl = st.players[0]
+    assert len(pl.hand) == 10 and pl.hand[-1] == cid("Muk")
+    assert pl.discard == [cid("Grimer"), cid("Koga")]
+    assert pl.active.top == cid("Ekans")  # single Benched Pokémon: promoted automatically
+
+
+def test_12_1_reapplying_a_condition_changes_nothing():
+    st = scenario(me=[atk_(["Grimer"], darkness=1)], opp=["Ralts", "Ralts"])
+    st.players[1].board[0].poisoned = True
+    do(st, A.ATTACK)  # Poison Gas on an already Poisoned Pokémon
+    # 10 + 20 weakness, then one Poison tick (10), not two
+    assert st.players[1].active.poisoned and st.players[1].active.damage == 10 + 20 + 10
+
+
+def atk_(names, **energy):
+    return {"names": list(names), "energy": energy}
+
+
+def test_effects_4_attached_effects_end_when_leaving_the_active_spot(coins):
+    st = scenario(me=[atk_(["Vulpix"], fire=1)], opp=["Ralts", atk_(["Ralts"], psychic=1)])
+    st.players[1].board[0].energy[4] = 1
+    coins.append(True)  # Tail Whip heads: the Defending Pokémon cannot attack next turn
+    do(st, A.ATTACK)
+    assert st.players[1].active.effects and A.ATTACK not in legal_actions(st)
+    do(st, A.RETREAT)  # §19.18: moving to the Bench ends Pokémon-attached effects
+    assert st.players[1].board[1].effects == []
