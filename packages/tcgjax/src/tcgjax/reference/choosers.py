@@ -30,8 +30,9 @@ def heuristic_chooser(seed: int = 0):
     """Simple greedy rules:
 
     * setup: place every Basic (the highest-HP one Active);
-    * choices: promote / receive with the Pokémon holding most energy; hit the opponent's
-      Pokémon with the least remaining HP; heal the most damaged; retreat-discard the first type;
+    * choices: hit the opponent's Pokémon with the least remaining HP; damage to the own Bench
+      on the one with the most remaining HP; otherwise (promote, heal, receive energy) the own
+      Pokémon with the most damage, then most energy; retreat-discard the first legal type;
     * main phase, first legal in this order: evolve; play a Basic; attach the zone energy to the
       Active (else the first target); play an Item or Supporter; use an ability; attack with the
       highest-damage usable attack; else end the turn. Never retreats. Ties: lowest action index.
@@ -56,8 +57,13 @@ def heuristic_chooser(seed: int = 0):
             if st.choice == CH_TARGET:
                 side, _ = target_candidates(st, st.exec, step_at(st.exec, st.exec.addr))
             board = st.players[side].board
+            hurting = (
+                st.choice == CH_TARGET and step_at(st.exec, st.exec.addr)["op"] == "damage_other"
+            )
             if side != p:  # hitting the opponent: least remaining HP
                 s = min(slots, key=lambda s: (top(board[s]).hp - board[s].damage, s))
+            elif hurting:  # damage to own Bench (Zapdos): the most remaining HP
+                s = max(slots, key=lambda s: (top(board[s]).hp - board[s].damage, -s))
             else:
                 s = max(slots, key=lambda s: (board[s].damage, sum(board[s].energy), -s))
             return A.CHOOSE + s
