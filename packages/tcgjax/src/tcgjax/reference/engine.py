@@ -136,10 +136,6 @@ def clear_on_move(pk: Pokemon) -> None:
     pk.effects = []
 
 
-def turn_of(st: GameState, p: int) -> bool:
-    return st.current == p
-
-
 # ---------------------------------------------------------------- §5 setup ---------------
 def new_game(deck_a: Deck, deck_b: Deck, seed: int, log_enabled: bool = True) -> GameState:
     """§5 Setup up to the placement decisions (§5.4), which are actions of the first player then
@@ -327,7 +323,7 @@ def knock_outs(st: GameState, after: int) -> None:
         pl = st.players[q]
         pk = pl.board[s]
         pl.board[s] = None
-        pl.discard += pk.stack  # Basic first, then the evolutions (documented order)
+        pl.discard += pk.stack  # Basic first, then the evolutions, then the Tool (D6)
         if pk.tool >= 0:
             pl.discard.append(pk.tool)
         for t in range(N_ENERGY):
@@ -773,7 +769,7 @@ def continue_retreat(st: GameState) -> None:
     a = pl.active
     while st.retreat_left > 0:
         types = [t for t in range(N_ENERGY) if a.energy[t] > 0]
-        # §7.13: a real choice only with several types and more units than must go (D6)
+        # §7.13: a real choice only with several types and more units than must go (D5)
         if len(types) > 1 and sum(a.energy) > st.retreat_left:
             st.phase = PH_CHOICE
             st.choice = CH_RETREAT_ENERGY
@@ -1338,7 +1334,7 @@ def op_add_effect(st, ex, step, addr, choice) -> bool:
     if target == "defending":
         at = find_uid(st, ex.defending_uid)
         if at is None or at[1] != 0:
-            return True  # it left the Active Spot: its effects would end at once
+            return True  # it left the Active Spot: its effects would end at once (D9)
         pk = st.players[at[0]].board[0]
         if _prevented(ex, pk):
             return True
