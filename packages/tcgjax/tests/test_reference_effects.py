@@ -393,3 +393,24 @@ def test_attack_damage_plus_names_excludes_others():
     do(st, A.play(0))
     do(st, A.ATTACK)
     assert opp_(st).active.damage == 20  # Flare 20, no bonus
+
+
+# ---------------------------------------------------------------- §5 conditions in requires
+def test_requires_conditions_gate_cards_and_abilities():
+    """EFFECTS.md §5 / RULES §11.1: self_is_active, own_active_matches, own_bench_not_empty,
+    opponent_bench_not_empty, own_pokemon_exists (names)."""
+    st = scenario(me=["Ralts", ("Koffing", "Weezing")], opp=["Mewtwo ex"])
+    assert A.ABILITY + 1 not in legal_actions(st)  # Gas Leak needs the Active Spot
+    st = scenario(me=[("Koffing", "Weezing")], opp=["Mewtwo ex"])
+    do(st, A.ABILITY)
+    assert opp_(st).active.poisoned
+    st = scenario(me=["Pikachu ex", ("Ralts", "Kirlia", "Gardevoir")], opp=["Mewtwo ex"])
+    assert A.ABILITY + 1 not in legal_actions(st)  # Active is not psychic
+    hand = ["Sabrina", "Koga", "Brock", "Lt. Surge", "Erika", "Misty"]
+    st = scenario(me=[("Grimer", "Muk")], opp=["Mewtwo ex"], hand=hand)
+    assert not any(A.PLAY <= a < A.HAND_ON for a in legal_actions(st))
+    st = scenario(
+        me=[("Grimer", "Muk"), "Onix", "Electabuzz"], opp=["Mewtwo ex", "Ralts"], hand=hand
+    )
+    legal = legal_actions(st)
+    assert [a - A.PLAY for a in legal if A.PLAY <= a < A.HAND_ON] == [0, 1, 2]
