@@ -1,0 +1,127 @@
+"""mjx-port's translation spec for the envport core (entry point ``envport.envs: mjx``).
+
+Reference: Gymnasium 1.4's MuJoCo v5 envs (MuJoCo C 3.17). Candidate: the port on MJX 3.17 in
+float64. Both physics engines run the same model from the same XML; what one step does is
+equal to ~1e-14 (measured), so L2 compares every float field within 1e-9 absolute.
+
+L3 cannot use a fixed tolerance over a whole episode: these systems are chaotic and MuJoCo C
+parts from itself within tens to hundreds of steps when its start is perturbed by 1e-12
+(issue 22). Each L3 suite therefore runs whole seeded episodes only up to a horizon that is
+well inside the env's measured chaos horizon (docs/mjx.md), every step compared within 1e-9.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import jax
+import numpy as np
+
+from envport.registry import EnvPort, L2Suite, L3Suite
+from mjx_port import __version__
+from mjx_port.cases import sample_actions, sample_states
+
+TOLERANCE = 1e-9
+# env -> L3 horizon in env steps (episodes truncated there on both sides), inside the steps at
+# which the port and Gymnasium were seen to part by more than 1e-9 (docs/mjx.md)
+ENVS = {
+    "HalfCheetah-v5": 10,  # roundoff grows ~1.5-3x per step: 1.6e-9 in qvel by step 20 (seen)
+    "Hopper-v5": 1000,  # random-action episodes end (fall) long before any growth shows
+    "Walker2d-v5": 1000,
+}
+NU = {"HalfCheetah-v5": 6, "Hopper-v5": 3, "Walker2d-v5": 6, "Ant-v5": 8}
+
+L2_NOTE = (
+    "States from Gymnasium's own rollouts (MuJoCo C; seeded resets, uniformly random actions, a "
+    "state recorded every 1-12 steps, so early steps, contact gaits, falls and pre-termination "
+    "states all occur): qpos, qvel, qacc_warmstart (the Newton solver starts from it) and the "
+    "episode's step count are loaded into both sides through Gymnasium's set_state and the "
+    "port's reset_to. Actions uniform in [-1.1, 1.1] (MuJoCo clamps ctrl to [-1, 1]; the "
+    "control cost uses the raw action, as in Gymnasium). Port in float64."
+)
+
+
+def _x64() -> None:
+    # float64 physics: the verify/bench process belongs to this env alone
+    jax.config.update("jax_enable_x64", True)
+
+
+def _reference(num_envs: int, env_id: str, max_episode_steps: int = 1000):
+    from mjx_port.backends import GymnasiumMujoco
+
+    return GymnasiumMujoco(num_envs, env_id, max_episode_steps=max_episode_steps)
+
+
+def _candidate(num_envs: int, env_id: str, max_episode_steps: int = 1000):
+    _x64()
+    from mjx_port.backends import MjxCandidate
+
+    return MjxCandidate(num_envs, env_id, dtype="float64", max_episode_steps=max_episode_steps)
+
+
+def l2_suite(env_id: str, cases: int = 10_000, batch: int = 1000) -> L2Suite:
+    nu = NU[env_id]
+
+    def make_cases(rng, n):
+        return sample_states(rng, n, env_id), sample_actions(rng, n, nu)
+
+    return L2Suite(
+        name=f"{env_id}, float64",
+        cases=cases,
+        batch=batch,
+        note=L2_NOTE,
+        make_reference=partial(_reference, env_id=env_id),
+        make_candidate=partial(_candidate, env_id=env_id),
+        make_cases=make_cases,
+    )
+
+
+def l3_suite(
+    env_id: str, episodes: int = 100, horizon: int | None = None, num_envs: int = 1
+) -> L3Suite:
+    nu = NU[env_id]
+    horizon = ENVS.get(env_id, 1000) if horizon is None else horizon
+    return L3Suite(
+        name=f"{env_id}, float64, seeded resets, first {horizon} steps",
+        episodes=episodes,
+        make_reference=partial(_reference, num_envs, env_id, horizon),
+        make_candidate=partial(_candidate, num_envs, env_id, horizon),
+        sample_actions=lambda rng, n: sample_actions(rng, n, nu),
+        neutral_action=lambda n: np.zeros((n, nu), np.float32),
+        max_steps_per_seed=horizon,
+        chunk=horizon,
+        note=(
+            f"Both sides reset with Gymnasium's seeded reset (numpy default_rng(seed)); each "
+            f"episode is compared step by step, truncated at step {horizon} (TimeLimit "
+            f"{horizon} on both sides), inside the env's chaos horizon (docs/mjx.md)."
+        ),
+    )
+
+
+def check_reference() -> None:
+    from mjx_port.env import _gym_classes
+
+    _gym_classes()  # raises unless the pinned gymnasium is installed
+    import mujoco
+
+    if not mujoco.__version__.startswith("3.17."):
+        raise RuntimeError(
+            f"mjx-port is verified against MuJoCo 3.17; {mujoco.__version__} is installed"
+        )
+
+
+def install_reference() -> None:
+    # the reference (gymnasium[mujoco], MuJoCo C) is a pinned dependency of this package
+    check_reference()
+
+
+PORT = EnvPort(
+    name="mjx",
+    reference="gymnasium 1.4.0 MuJoCo v5 envs (MuJoCo C 3.17)",
+    candidate=f"mjx-port {__version__} (mujoco-mjx 3.17, jax {jax.__version__}, float64)",
+    install_reference=install_reference,
+    check_reference=check_reference,
+    tolerance={"qpos": TOLERANCE, "qvel": TOLERANCE, "obs": TOLERANCE, "reward": TOLERANCE},
+    l2=[l2_suite(e) for e in ENVS],
+    l3=[l3_suite(e) for e in ENVS],
+)

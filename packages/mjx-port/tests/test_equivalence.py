@@ -1,0 +1,60 @@
+"""The port against Gymnasium's own envs (MuJoCo C), float64, through the verifier's suites.
+
+HalfCheetah runs with the default tests (one MJX compile, ~1 min on 2 CPU cores); the other
+envs with the slow ones.
+"""
+
+import numpy as np
+import pytest
+
+from envport.verify import run_suites
+from mjx_port.backends import GymnasiumMujoco, MjxCandidate
+from mjx_port.cases import sample_actions, sample_states
+from mjx_port.port import NU, PORT, l2_suite, l3_suite
+
+N = 4  # envs per batch: L2 and L3 share one compiled step
+
+
+def verify(env_id: str, horizon: int, episodes: int = 2):
+    return run_suites(
+        "mjx",
+        PORT.reference,
+        PORT.candidate,
+        l2=[l2_suite(env_id, cases=2 * N, batch=N)],
+        l3=[l3_suite(env_id, episodes=episodes, horizon=horizon, num_envs=N)],
+        tolerance=PORT.tolerance,
+        levels=["L2", "L3"],
+    )
+
+
+def test_halfcheetah_l2_l3(x64):
+    result = verify("HalfCheetah-v5", horizon=10)
+    assert result.levels["L2"]["cases"] == 2 * N and result.levels["L2"]["mismatches"] == 0
+    assert result.levels["L3"]["steps"] >= 2 * 10 and result.levels["L3"]["mismatches"] == 0, (
+        result.summary()
+    )
+
+
+def test_a_perturbed_state_is_caught(x64):
+    """The comparison can fail: the candidate loaded 1e-7 off in one joint angle differs."""
+    rng = np.random.default_rng(3)
+    state = sample_states(rng, N, "HalfCheetah-v5")
+    actions = sample_actions(rng, N, NU["HalfCheetah-v5"])
+    ref, cand = GymnasiumMujoco(N, "HalfCheetah-v5"), MjxCandidate(N, "HalfCheetah-v5")
+    ref.load(state)
+    off = {**state, "qpos": state["qpos"].copy()}
+    off["qpos"][:, 2] += 1e-7
+    cand.load(off)
+    ref.step(actions)
+    cand.step(actions)
+    diff = np.abs(ref.state()["qpos"] - cand.state()["qpos"]).max()
+    assert diff > PORT.tolerance["qpos"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("env_id", ["Hopper-v5", "Walker2d-v5"])
+def test_l2_l3(env_id, x64):
+    result = verify(env_id, horizon=200, episodes=4)
+    assert result.levels["L2"]["mismatches"] == 0 and result.levels["L3"]["mismatches"] == 0, (
+        result.summary()
+    )
