@@ -32,6 +32,7 @@ from mujoco import mjx
 from envport.env import Env
 from envport.errors import EnvportError
 from envport.types import Box, EnvSpec, TimeStep
+from mjx_port.contacts import c_contacts
 
 GYMNASIUM_VERSION = "1.4.0"
 MAX_EPISODE_STEPS = 1000  # Gymnasium registers every v5 locomotion env with TimeLimit(1000)
@@ -252,7 +253,8 @@ class MjxEnv(Env[MjxState]):
         # MJX's forward writes the free joints' quaternions back normalized; MuJoCo C's
         # mj_forward leaves qpos as set (Gymnasium's reset observation shows the noisy,
         # unnormalized quaternion). The integrator normalizes it in both at the first step.
-        d = mjx.forward(self.model, d).replace(qpos=qpos)
+        with c_contacts():
+            d = mjx.forward(self.model, d).replace(qpos=qpos)
         # the same info keys as a step's (a pytree of one structure through resets and steps)
         _, info, _ = self._reward(d, self._position(d) * 0, jnp.zeros(self.nu, jnp.float32))
         info = {k: jnp.zeros_like(v) for k, v in info.items()} | self._reset_info(d)
@@ -266,7 +268,8 @@ class MjxEnv(Env[MjxState]):
         d = state.data
         before = self._position(d)
         d = d.replace(ctrl=action.astype(self.dtype))
-        d = jax.lax.fori_loop(0, self.frame_skip, lambda _, x: mjx.step(self.model, x), d)
+        with c_contacts():  # MuJoCo C's plane-capsule contact frame (mjx_port.contacts)
+            d = jax.lax.fori_loop(0, self.frame_skip, lambda _, x: mjx.step(self.model, x), d)
         if self.kind == "Ant":
             d = mjx.rne_postconstraint(self.model, d)
         after = self._position(d)

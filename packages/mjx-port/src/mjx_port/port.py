@@ -17,7 +17,7 @@ from functools import partial
 import jax
 import numpy as np
 
-from envport.registry import EnvPort, L2Suite, L3Suite
+from envport.registry import EnvPort, L1Target, L2Suite, L3Suite
 from mjx_port import __version__
 from mjx_port.cases import sample_actions, sample_states
 
@@ -28,6 +28,7 @@ ENVS = {
     "HalfCheetah-v5": 10,  # roundoff grows ~1.5-3x per step: 1.6e-9 in qvel by step 20 (seen)
     "Hopper-v5": 1000,  # random-action episodes end (fall) long before any growth shows
     "Walker2d-v5": 1000,
+    "Ant-v5": 20,  # 2e-13 by step 19 (seed 3); rarely falls under random actions
 }
 NU = {"HalfCheetah-v5": 6, "Hopper-v5": 3, "Walker2d-v5": 6, "Ant-v5": 8}
 
@@ -98,6 +99,18 @@ def l3_suite(
     )
 
 
+def l1_target(env_id: str) -> L1Target:
+    from mjx_port.env import make
+
+    nu = NU[env_id]
+    return L1Target(
+        name=f"{env_id}, float32",
+        make_env=lambda: make(env_id),
+        sample_action=lambda rng: rng.uniform(-1, 1, nu).astype(np.float32),
+        slow=True,  # an MJX compile: tens of seconds on CPU
+    )
+
+
 def check_reference() -> None:
     from mjx_port.env import _gym_classes
 
@@ -122,6 +135,7 @@ PORT = EnvPort(
     install_reference=install_reference,
     check_reference=check_reference,
     tolerance={"qpos": TOLERANCE, "qvel": TOLERANCE, "obs": TOLERANCE, "reward": TOLERANCE},
+    l1=[l1_target(e) for e in ENVS],
     l2=[l2_suite(e) for e in ENVS],
     l3=[l3_suite(e) for e in ENVS],
 )
