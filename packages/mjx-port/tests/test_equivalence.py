@@ -72,6 +72,29 @@ def test_a_perturbed_state_is_caught(x64):
     assert diff > PORT.tolerance["qpos"]
 
 
+def test_nan_action_as_mujoco_c(x64):
+    """The jitted step (below the backends' NaN check) does what Gymnasium's MuJoCo C does: a
+    NaN in the action zeroes the whole ctrl for the step (mjWARN_BADCTRL), the state stays
+    finite, the reward is NaN; inf is clamped to the actuator range."""
+    import jax.numpy as jnp
+
+    rng = np.random.default_rng(4)
+    state = sample_states(rng, N, "HalfCheetah-v5")
+    actions = sample_actions(rng, N, NU["HalfCheetah-v5"])
+    actions[0, 2], actions[1, 0] = np.nan, np.inf
+    ref, cand = GymnasiumMujoco(N, "HalfCheetah-v5"), MjxCandidate(N, "HalfCheetah-v5")
+    ref.load(state)
+    cand.load(state)
+    out = [e.step(a) for e, a in zip(ref.envs, actions, strict=True)]
+    qpos = np.stack([e.unwrapped.data.qpos for e in ref.envs])
+    new, ts = cand._step(cand._state, jnp.asarray(actions))
+    assert np.abs(np.asarray(new.data.qpos) - qpos).max() <= 1e-9
+    reward = np.asarray(ts.reward)
+    assert np.isnan(reward[0]) and np.isnan(out[0][1])
+    assert np.isneginf(reward[1]) and np.isneginf(out[1][1])
+    assert np.abs(reward[2:] - [o[1] for o in out[2:]]).max() <= 1e-9
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "env_id,horizon", [("Hopper-v5", 200), ("Walker2d-v5", 200), ("Ant-v5", 20)]

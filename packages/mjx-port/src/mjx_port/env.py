@@ -267,7 +267,11 @@ class MjxEnv(Env[MjxState]):
         action = jnp.asarray(action, jnp.float32).reshape(self.nu)
         d = state.data
         before = self._position(d)
-        d = d.replace(ctrl=action.astype(self.dtype))
+        # MuJoCo C clamps ctrl to the actuator range, then zeroes the whole ctrl vector for the
+        # step when a value is still bad (a NaN: mjWARN_BADCTRL) and goes on; MJX would carry the
+        # NaN into the state. The reward keeps Gymnasium's NaN (its control cost uses the action).
+        ctrl = jnp.where(jnp.any(jnp.isnan(action)), 0.0, action).astype(self.dtype)
+        d = d.replace(ctrl=ctrl)
         with c_contacts():  # MuJoCo C's plane-capsule contact frame (mjx_port.contacts)
             d = jax.lax.fori_loop(0, self.frame_skip, lambda _, x: mjx.step(self.model, x), d)
         if self.kind == "Ant":
