@@ -19,6 +19,7 @@ import numpy as np
 
 from envport.registry import EnvPort, L1Target, L2Suite, L3Suite
 from mjx_port import __version__
+from mjx_port.bench import bench_target
 from mjx_port.cases import sample_actions, sample_states
 
 TOLERANCE = 1e-9
@@ -138,4 +139,7 @@ PORT = EnvPort(
     l1=[l1_target(e) for e in ENVS],
     l2=[l2_suite(e) for e in ENVS],
     l3=[l3_suite(e) for e in ENVS],
+    bench=[bench_target("HalfCheetah-v5", NU["HalfCheetah-v5"], a) for a in (False, True)],
+    # MJX on CPU: small batches (issue 22: a scan at 1,024 did not finish in minutes)
+    bench_batch_sizes=(1, 8, 64),
 )
