@@ -19,3 +19,13 @@ def test_port_rollout_runs():
     steps, compile_s = _port_rollout(2, "HalfCheetah-v5")
     assert compile_s > 0
     steps(3)
+
+
+@pytest.mark.slow
+def test_chaos_episode_reports_the_three_steps(x64):
+    from mjx_port.backends import MjxCandidate
+    from mjx_port.chaos import episode
+
+    row = episode("HalfCheetah-v5", 0, MjxCandidate(1, "HalfCheetah-v5"), max_steps=200)
+    assert row["self_step"] is not None and 0 < row["self_step"] < 200  # C is chaotic here
+    assert row["tight_step"] is None or row["tight_step"] > 0
