@@ -104,3 +104,18 @@ def test_l2_l3(env_id, horizon, x64):
     assert result.levels["L2"]["mismatches"] == 0 and result.levels["L3"]["mismatches"] == 0, (
         result.summary()
     )
+
+
+@pytest.mark.slow
+def test_a_loaded_state_at_the_time_limit_truncates(x64):
+    """L2 loads states up to step 999: the step truncates on both sides (and the candidate
+    resets without a seed of its own)."""
+    rng = np.random.default_rng(9)
+    state = sample_states(rng, N, "HalfCheetah-v5")
+    state["t"][:] = 999
+    actions = sample_actions(rng, N, NU["HalfCheetah-v5"])
+    ref, cand = GymnasiumMujoco(N, "HalfCheetah-v5"), MjxCandidate(N, "HalfCheetah-v5")
+    ref.load(state)
+    cand.load(state)
+    assert ref.step(actions).truncated.all() and cand.step(actions).truncated.all()
+    np.testing.assert_array_equal(ref.state()["t"], cand.state()["t"])
