@@ -43,6 +43,9 @@ _CARDS = np.stack([deck_arrays(d, d)[0][0] for d in _DECKS])  # (15, 20)
 _TYPES = np.stack([deck_arrays(d, d)[1][0] for d in _DECKS])  # (15, 3)
 
 
+_jit_mask = jax.jit(legal_mask)  # the host-side check: compiled once, not run op by op
+
+
 class InputError(EnvportError, TypeError):
     """A state or key that is not what ``reset``/``step`` take."""
 
@@ -102,7 +105,7 @@ def check_action(state, action: int, player: int | None = None) -> None:
         raise WrongPlayerError(f"it is P{decider}'s decision, not P{int(player)}'s")
     if not 0 <= action < A.N_ACTIONS:
         raise IllegalActionError(f"action {action} out of range 0..{A.N_ACTIONS - 1}")
-    mask = np.asarray(legal_mask(state))
+    mask = np.asarray(_jit_mask(state))
     if not mask[action]:
         raise IllegalActionError(
             f"action {action} ({A.describe(action)}) is not legal for P{decider} now;"
