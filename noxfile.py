@@ -30,6 +30,7 @@ ENVS = {
     "pong": "packages/pong-port",
     "pokejax": "packages/pokejax",
     "emurust": "packages/emurust",
+    "mjx": "packages/mjx-port",
 }
 CORE = "core"
 TEST_PATHS = [f"{CORE}/tests", *(f"{folder}/tests" for folder in ENVS.values()), "tools/tests"]
