@@ -14,6 +14,7 @@ Every session installs the workspace from ``uv.lock`` into its own venv.
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import tomllib
@@ -30,10 +31,10 @@ ENVS = {
     "pong": "packages/pong-port",
     "pokejax": "packages/pokejax",
     "emurust": "packages/emurust",
-    "mjx": "packages/mjx-port",
 }
 CORE = "core"
-TEST_PATHS = [f"{CORE}/tests", *(f"{folder}/tests" for folder in ENVS.values()), "tools/tests"]
+# every package's tests, registered for the env stages (ENVS) or not yet
+TEST_PATHS = [f"{CORE}/tests", *sorted(glob.glob("packages/*/tests")), "tools/tests"]
 
 
 def _distribution(folder: str) -> str:

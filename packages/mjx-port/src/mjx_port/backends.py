@@ -105,7 +105,19 @@ class GymnasiumMujoco(Backend):
             e._elapsed_steps = int(state["t"][i]) if "t" in state else 0
             obs.append(u._get_obs())
         none = np.zeros(self.num_envs, bool)
-        self._last = self._snapshot(obs, np.zeros(self.num_envs), none, none)
+        self._last = _keep_last_step(
+            self._snapshot(obs, np.zeros(self.num_envs), none, none), state
+        )
+
+
+def _keep_last_step(snapshot: CanonicalState, state: CanonicalState) -> CanonicalState:
+    """A loaded state keeps the step results it was taken with (reward, terminated,
+    truncated describe the transition into it, which loading the physics cannot recompute):
+    ``state()`` right after ``load(s)`` is ``s``, as the generic L1 round trip checks."""
+    for k in ("reward", "terminated", "truncated"):
+        if k in state:
+            snapshot[k] = np.asarray(state[k], snapshot[k].dtype).copy()
+    return snapshot
 
 
 def _jitted(env: MjxEnv):
@@ -210,7 +222,7 @@ class MjxCandidate(Backend):
         ws = state.get("warmstart", np.zeros((n, self.env.nv)))
         t = state.get("t", np.zeros(n, np.int64))
         self._state, ts = self._reset_to(state["qpos"], state["qvel"], ws, np.asarray(t, np.int32))
-        self._last = self._snapshot(ts)
+        self._last = _keep_last_step(self._snapshot(ts), state)
         # a loaded state has no reset stream of its own; an episode that ends after it (L2:
         # a state at step 999) is reset from these, which need not match the reference's reset
         # (only the step's own results are compared)

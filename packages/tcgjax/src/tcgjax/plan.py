@@ -89,7 +89,7 @@ PLAN = TranslationPlan(
             target="src/tcgjax/engine/observe.py",
             reference_sources=_sources("reference/observe.py", "spec/RULES.md"),
             contract="`observe(state, player) -> float32[OBS_SIZE]`, `OBS_SIZE`.",
-            tests=["tests/test_env.py"],
+            tests=["tests/test_tcgjax_env.py"],
             depends_on=["legal"],
         ),
     ],
