@@ -217,6 +217,10 @@ def _faints(b: Battle, bench_left, actives: Fighter, go) -> tuple[Battle, Fighte
     left = (actives.hp > 0) | bench_left  # bool[2]: pokemonLeft
     any_faint = jnp.any(fainted)
     ended = any_faint & ~jnp.all(left)
+    # computed once: they select every leaf of both records and the battle's scalars, and
+    # XLA:CPU otherwise fused their chain (both records' HP and status after the move) into
+    # each of those selects (measured: ~0.82x the step at 1,024 battles, ~0.90x at 4,096)
+    fainted, left, any_faint, ended = P.pin((fainted, left, any_faint, ended), b.prng.lo)
     # checkWin returns before checkFainted: a faint that ends the battle keeps its status
     gone = jax.vmap(switched_out)(actives)
     gone = gone._replace(status=jnp.where(ended, actives.status, FNT))
