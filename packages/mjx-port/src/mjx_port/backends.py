@@ -36,7 +36,22 @@ def make_gymnasium(
     return gymnasium.make(env_id, max_episode_steps=max_episode_steps, **(kwargs or {}))
 
 
-class GymnasiumMujoco(Backend):
+class _LastStep(Backend):
+    """What both sides share: ``_last`` holds the canonical state after the latest reset, step
+    or load; ``state()`` and a step's result are copies of it."""
+
+    _last: CanonicalState | None = None
+
+    def _result(self) -> StepResult:
+        return StepResult(*(self._last[k].copy() for k in StepResult._fields))
+
+    def state(self) -> CanonicalState:
+        if self._last is None:
+            raise RuntimeError("call reset(seed) or load(state) before state()")
+        return {k: v.copy() for k, v in self._last.items()}
+
+
+class GymnasiumMujoco(_LastStep):
     name = "gymnasium (MuJoCo C)"
     supports_load = True
 
@@ -84,12 +99,7 @@ class GymnasiumMujoco(Backend):
         for e, o in zip(self.envs, out, strict=True):
             if o[2] or o[3]:
                 e.reset()  # unseeded: np_random goes on from the seeded reset
-        return StepResult(*(self._last[k].copy() for k in StepResult._fields))
-
-    def state(self) -> CanonicalState:
-        if self._last is None:
-            raise RuntimeError("call reset(seed) or load(state) before state()")
-        return {k: v.copy() for k, v in self._last.items()}
+        return self._result()
 
     def load(self, state: CanonicalState) -> None:
         obs = []
@@ -140,7 +150,7 @@ def _compiled(env_id: str, dtype: str, kwargs_items: tuple, max_episode_steps: i
     return (env, *_jitted(env))
 
 
-class MjxCandidate(Backend):
+class MjxCandidate(_LastStep):
     name = "mjx-port"
     supports_load = True
 
@@ -210,12 +220,7 @@ class MjxCandidate(Backend):
             ended = np.flatnonzero(done)
             qpos[ended], qvel[ended] = self._draw(ended)
             self._state = self._reset_where(self._state, jnp.asarray(done), qpos, qvel)
-        return StepResult(*(self._last[k].copy() for k in StepResult._fields))
-
-    def state(self) -> CanonicalState:
-        if self._last is None:
-            raise RuntimeError("call reset(seed) or load(state) before state()")
-        return {k: v.copy() for k, v in self._last.items()}
+        return self._result()
 
     def load(self, state: CanonicalState) -> None:
         n = self.num_envs

@@ -18,6 +18,7 @@ import json
 import numpy as np
 
 from ..reference.cards import ENERGY_TYPES, N_ENERGY, POKEMON_TYPES, STAGES, card_pool
+from ..reference.engine import DAMAGE_PHASE_OPS
 from ..reference.state import EFFECT_KINDS, MAX_NAMES, STATUS_NAMES
 
 CARDS = card_pool()
@@ -54,22 +55,7 @@ OPS = (
     "add_effect",
 )
 OP = {name: i for i, name in enumerate(OPS)}
-DAMAGE_PHASE = np.array(
-    [
-        name
-        in {
-            "damage_per_heads",
-            "extra_damage",
-            "extra_damage_if",
-            "damage_per_count",
-            "extra_damage_per_count",
-            "damage_other",
-            "damage_random_opponent",
-            "self_damage",
-        }
-        for name in OPS
-    ]
-)
+DAMAGE_PHASE = np.array([name in DAMAGE_PHASE_OPS for name in OPS])
 
 # conditions (EFFECTS.md §5), 0 = none
 CONDS = (
