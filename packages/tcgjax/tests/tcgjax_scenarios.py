@@ -1,7 +1,8 @@
 """Hand-built reference states for the rule and effect tests (a module of its own name, so no
 other folder's conftest shadows it)."""
 
-from tcgjax.reference import card_pool, get_deck, new_game
+from tcgjax.reference import card_pool, get_deck, new_game, step
+from tcgjax.reference.invariants import check
 from tcgjax.reference.state import PH_MAIN, Pokemon
 
 CARDS = card_pool()
@@ -80,3 +81,11 @@ def reseal(st):
 
     for p in (0, 1):
         st.players[p].deck_cards = tuple(sorted(cards_of(st, p)))
+
+
+def do(st, a):
+    """Play action ``a`` for the decider of a hand-built state, then check the invariants."""
+    reseal(st)
+    step(st, a, st.decider)
+    check(st)
+    return st

@@ -1,12 +1,9 @@
 """EFFECTS.md, op by op (each test names its op and section), on hand-built states."""
 
-import pytest
-from tcgjax_scenarios import cid, reseal, scenario
+from tcgjax_scenarios import cid, do, scenario
 
 from tcgjax.reference import actions as A
-from tcgjax.reference import legal_actions, step
-from tcgjax.reference.invariants import check
-from tcgjax.reference.rng import Rng
+from tcgjax.reference import legal_actions
 from tcgjax.reference.state import (
     CH_EXEC_PROMOTE,
     CH_TARGET,
@@ -26,29 +23,6 @@ W, F, G, L, P, FI, D, M = (
     "darkness",
     "metal",
 )
-
-
-@pytest.fixture
-def coins(monkeypatch):
-    seq = []
-    real = Rng.coin
-
-    def coin(self):
-        if not seq:
-            return real(self)
-        self.u32()
-        return seq.pop(0)
-
-    monkeypatch.setattr(Rng, "coin", coin)
-    yield seq
-    assert seq == [], "forced coin results left unused"
-
-
-def do(st, a):
-    reseal(st)
-    step(st, a, st.decider)
-    check(st)
-    return st
 
 
 def me_(st):

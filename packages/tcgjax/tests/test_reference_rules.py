@@ -1,7 +1,7 @@
 """RULES.md, section by section, against hand-built states (each test names its rule)."""
 
 import pytest
-from tcgjax_scenarios import cid, reseal, scenario
+from tcgjax_scenarios import cid, do, scenario
 
 from tcgjax.reference import (
     IllegalActionError,
@@ -14,8 +14,7 @@ from tcgjax.reference import (
 from tcgjax.reference import actions as A
 from tcgjax.reference.choosers import play_game, random_chooser
 from tcgjax.reference.engine import can_pay, end_turn, max_hp
-from tcgjax.reference.invariants import check
-from tcgjax.reference.rng import Rng, raw_u32
+from tcgjax.reference.rng import raw_u32
 from tcgjax.reference.state import (
     CH_PROMOTE,
     CH_RETREAT_ENERGY,
@@ -30,31 +29,6 @@ from tcgjax.reference.state import (
 )
 
 DECKS = deck_list()
-
-
-@pytest.fixture
-def coins(monkeypatch):
-    """Force the next coin results: append True (heads) / False (tails). Once the list is empty
-    coins are the RNG's again; the fixture checks every forced result was used."""
-    seq = []
-    real = Rng.coin
-
-    def coin(self):
-        if not seq:
-            return real(self)
-        self.u32()  # a forced flip still consumes its draw
-        return seq.pop(0)
-
-    monkeypatch.setattr(Rng, "coin", coin)
-    yield seq
-    assert seq == [], "forced coin results left unused"
-
-
-def do(st, a):
-    reseal(st)
-    step(st, a, st.decider)
-    check(st)
-    return st
 
 
 # ---------------------------------------------------------------- §5 setup
