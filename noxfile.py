@@ -31,6 +31,8 @@ ENVS = {
     "pong": "packages/pong-port",
     "pokejax": "packages/pokejax",
     "emurust": "packages/emurust",
+    "tcgjax": "packages/tcgjax",
+    "mjx": "packages/mjx-port",
 }
 CORE = "core"
 # every package's tests, registered for the env stages (ENVS) or not yet
@@ -42,8 +44,11 @@ def _distribution(folder: str) -> str:
         return tomllib.load(f)["project"]["name"]
 
 
-# distribution name -> folder, in publishing order (envport first: every env depends on it)
-PACKAGES = {_distribution(f): f for f in (CORE, *ENVS.values())}
+# distribution name -> folder of every package in the workspace, in publishing order (envport
+# first: every env depends on it); a package is publishable from the moment it joins, as the
+# index test checks, before its ENVS line
+PACKAGES = {_distribution(f): f for f in (CORE, *sorted(glob.glob("packages/*")))
+            if os.path.isfile(os.path.join(f, "pyproject.toml"))}
 
 
 def sync(session: nox.Session) -> None:

@@ -14,6 +14,7 @@ import pytest
 from check_results import assert_only, detail, failed
 
 from envport.env import Env
+from envport.errors import EnvportError
 from envport.toy import Corridor
 from envport.types import Box, Discrete, EnvSpec, TimeStep
 from envport.verify import checks
@@ -150,6 +151,25 @@ class TracedDiffers(Planted):
     def plant(self, state, ts):
         if not isinstance(state.t, jax.core.Tracer):
             state = state._replace(score=state.score + 1.0)
+        return state, ts
+
+
+class EagerRoundoff(Planted):
+    """From step 3 on the eager step's score is 1e-6 higher per step: a float difference of the
+    size two differently fused programs give (a physics env's jit vs eager)."""
+
+    def plant(self, state, ts):
+        if not isinstance(state.t, jax.core.Tracer):
+            state = state._replace(score=jnp.where(state.t >= 3, state.score + 1e-6, state.score))
+        return state, ts
+
+
+class EagerFlipsABit(Planted):
+    """At step 3 the eager step flips the low bit of the (uint32) RNG: an integer difference."""
+
+    def plant(self, state, ts):
+        if not isinstance(state.t, jax.core.Tracer):
+            state = state._replace(rng=jnp.where(state.t == 3, state.rng ^ 1, state.rng))
         return state, ts
 
 
@@ -301,6 +321,37 @@ def test_behaviour_that_differs_when_traced_fails_jit_equals_eager():
     assert_only(run(TracedDiffers()), checks.JIT, "after step 1", "state.score: 0.0 vs 1.0")
 
 
+def test_float_roundoff_fails_jit_equals_eager_unless_within_a_declared_tolerance():
+    assert_only(run(EagerRoundoff()), checks.JIT, "after step 3", "state.score")
+
+    within = run_checks(EagerRoundoff(), sample, steps=STEPS, batch=3, tolerance=1e-4)
+    assert not failed(within), [vars(r) for r in within if not r.passed]
+    assert detail(within, checks.JIT) == f"{STEPS} steps, float fields within " \
+        "Tolerance(atol=0.0001, rtol=0.0)"
+    assert "float fields within" in detail(within, checks.VMAP)
+
+    # the tolerance is a bar, not a pass: roundoff beyond it still fails, and says the bar
+    beyond = run_checks(EagerRoundoff(), sample, steps=STEPS, batch=3, tolerance=1e-8)
+    assert_only(beyond, checks.JIT, "after step 3", "state.score", "float fields within")
+
+
+def test_paired_steps_bound_what_jit_equals_eager_compares():
+    results = run_checks(EagerRoundoff(), sample, steps=STEPS, batch=3, paired_steps=2)
+    assert not failed(results), [vars(r) for r in results if not r.passed]
+    assert detail(results, checks.JIT) == "2 steps"
+    assert detail(results, checks.VMAP) == "2 steps, 3 envs"
+
+
+def test_a_tolerance_leaves_integers_and_determinism_exact():
+    # an integer field differing by one bit fails at any tolerance
+    assert_only(run_checks(EagerFlipsABit(), sample, steps=STEPS, batch=3, tolerance=1e9),
+                checks.JIT, "after step 3", "state.rng")
+    # determinism compares one program with itself: bit for bit whatever the tolerance
+    late = checks.PAIRED_STEPS + 5
+    assert_only(run_checks(NonDeterministic(), sample, steps=late, batch=3, tolerance=1.0),
+                checks.DETERMINISM, f"after step {checks.PAIRED_STEPS + 1}", "state.score")
+
+
 def test_a_step_that_mixes_the_batch_fails_vmap_equals_loop():
     assert_only(run(MixesTheBatch()), checks.VMAP, "after step 1, env", "state.pos")
 
@@ -338,5 +389,12 @@ def test_an_env_that_cannot_be_traced_fails_with_the_exception_instead_of_crashi
 
 
 def test_steps_must_be_positive():
-    with pytest.raises(ValueError, match="steps and batch must be >= 1"):
+    with pytest.raises(ValueError, match="steps, batch and paired_steps must be >= 1"):
         run_checks(Corridor(5), sample, steps=0)
+    with pytest.raises(ValueError, match="paired_steps=0"):
+        run_checks(Corridor(5), sample, paired_steps=0)
+
+
+def test_a_bad_tolerance_is_refused_before_anything_runs():
+    with pytest.raises(EnvportError, match="a tolerance must be a number >= 0"):
+        run_checks(BranchesOnTracedValue(), sample, tolerance="1e-6")

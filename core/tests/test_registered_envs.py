@@ -2,6 +2,7 @@
 target an env registers must pass ``envport.testing.check_env`` (a JAX env) or
 ``envport.testing.check_backend`` (any other candidate)."""
 
+import jax
 import pytest
 
 from envport import registry
@@ -26,12 +27,22 @@ def test_some_env_is_registered():
     assert TARGETS
 
 
+@pytest.fixture
+def restores_x64():
+    """A float64 target switches jax_enable_x64 on for its process (as ``envport verify``
+    runs one env per process); here the next env's targets run as they would alone."""
+    before = jax.config.jax_enable_x64
+    yield
+    jax.config.update("jax_enable_x64", before)
+
+
 @pytest.mark.parametrize("target", TARGETS)
-def test_registered_env_passes_generic_checks(target):
+def test_registered_env_passes_generic_checks(target, restores_x64):
     if isinstance(target, L1BackendTarget):
         check_backend(target.make_backend, target.sample_actions, steps=target.steps)
     else:
-        check_env(target.make_env(), target.sample_action)
+        check_env(target.make_env(), target.sample_action, tolerance=target.tolerance,
+                  paired_steps=target.paired_steps)
 
 
 def test_every_port_describes_its_reference():

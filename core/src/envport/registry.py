@@ -40,6 +40,12 @@ class L1Target:
     # minutes rather than seconds (e.g. a long jit compile): the generic smoke test runs it
     # only with the slow tests; ``envport verify`` always runs it
     slow: bool = False
+    # jit == no-jit and vmap == loop, which compare differently compiled programs: bit for bit
+    # (0), or for a physics env a tolerance on float fields (a number: absolute, or a
+    # Tolerance(atol, rtol)) over ``paired_steps`` inside its chaos horizon (None: the checks'
+    # default); see envport.verify.checks
+    tolerance: Any = 0.0
+    paired_steps: int | None = None
 
 
 @dataclass

@@ -5,9 +5,15 @@ first failure for use in pytest. Every check is shown able to fail by a test tha
 exactly its bug (``core/tests/test_checks.py``).
 
 The checks that compare two executions (determinism, jit == no-jit, vmap == loop) compare
-bit for bit: a port is exact or it is not. jit == no-jit and vmap == loop compare the first
-:data:`PAIRED_STEPS` steps (their second execution runs op by op or once per env, so it is
-the slow part); determinism and the rollout checks go through all ``steps``.
+bit for bit by default: a port is exact or it is not. jit == no-jit and vmap == loop compare
+the first :data:`PAIRED_STEPS` steps (their second execution runs op by op or once per env, so
+it is the slow part); determinism and the rollout checks go through all ``steps``.
+
+A physics env cannot be bit-exact across two *compiled programs*: XLA fuses the jitted, the
+eager and the vmapped step differently, and floating point is not associative. Such an env
+declares a ``tolerance`` for the float fields of those two checks and ``paired_steps`` inside
+its chaos horizon (the roundoff grows with every step of a chaotic system); integers and
+booleans stay exact, and determinism (the same program twice) stays bit for bit.
 
 A check that raises is a failed check whose detail is the exception, not a crash: an env
 that cannot be traced fails the checks that trace it and says why.
@@ -25,7 +31,7 @@ import numpy as np
 
 from envport.env import Env
 from envport.types import Box, Discrete, TimeStep
-from envport.verify.diff import unequal
+from envport.verify.diff import as_tolerance, unequal
 
 PAIRED_STEPS = 50  # steps compared by jit == no-jit and vmap == loop
 
@@ -75,10 +81,10 @@ def _show(x: np.ndarray) -> str:
     return repr(x.item()) if x.size == 1 else f"{x.dtype}{list(x.shape)}"
 
 
-def _leaf_mismatch(x: np.ndarray, y: np.ndarray) -> str | None:
+def _leaf_mismatch(x: np.ndarray, y: np.ndarray, tolerance=0.0) -> str | None:
     if x.shape != y.shape or x.dtype != y.dtype:
         return f"{x.dtype}{list(x.shape)} vs {y.dtype}{list(y.shape)}"
-    differs = unequal(x, y)
+    differs = unequal(x, y, tolerance)
     if not np.any(differs):
         return None
     idx = np.unravel_index(int(np.flatnonzero(np.ravel(differs))[0]), x.shape) if x.ndim else ()
@@ -86,13 +92,14 @@ def _leaf_mismatch(x: np.ndarray, y: np.ndarray) -> str | None:
     return f"{x[idx].item()!r} vs {y[idx].item()!r}{where}"
 
 
-def _first_mismatch(a, b) -> str | None:
-    """Where two pytrees first differ (structure, shape, dtype or bits), or None if equal."""
+def _first_mismatch(a, b, tolerance=0.0) -> str | None:
+    """Where two pytrees first differ (structure, shape, dtype, or bits: float leaves beyond
+    ``tolerance`` where one is given), or None if equal."""
     sa, sb = jax.tree.structure(a), jax.tree.structure(b)
     if sa != sb:
         return f"structure differs: {sa} vs {sb}"
     for (path, x), (_, y) in zip(_leaves(a), _leaves(b), strict=True):
-        found = _leaf_mismatch(x, y)
+        found = _leaf_mismatch(x, y, tolerance)
         if found is not None:
             return f"{path}: {found}"
     return None
@@ -122,9 +129,11 @@ def _signature_change(before: dict[str, str], after: dict[str, str]) -> str:
 # -- the runner ----------------------------------------------------------------------------------
 class _Runner:
     def __init__(self, env: Env, sample_action: Callable[[np.random.Generator], Any], steps: int,
-                 batch: int, seed: int):
+                 batch: int, seed: int, tolerance=0.0, paired_steps: int = PAIRED_STEPS):
         self.env, self.sample_action = env, sample_action
         self.steps, self.batch = steps, batch
+        # for jit == no-jit and vmap == loop only (see the module doc)
+        self.tolerance, self.paired_steps = as_tolerance(tolerance), paired_steps
         self.rng = np.random.default_rng(seed)
         self.key = jax.random.PRNGKey(seed)
         self.traces = 0
@@ -207,21 +216,25 @@ def check_determinism(r: _Runner) -> CheckResult:
     return CheckResult(DETERMINISM, True, f"{r.steps} steps, twice")
 
 
+def _within(r: _Runner) -> str:
+    return "" if r.tolerance.exact else f", float fields within {r.tolerance}"
+
+
 def check_jit_equals_eager(r: _Runner) -> CheckResult:
-    acts = r.actions(min(r.steps, PAIRED_STEPS))
+    acts = r.actions(min(r.steps, r.paired_steps))
     jitted = r.reset(r.key)
     with jax.disable_jit():
         eager = r.env.reset(r.key)
     for t in range(len(acts) + 1):
-        found = _first_mismatch(jitted, eager)
+        found = _first_mismatch(jitted, eager, r.tolerance)
         if found is not None:
-            return CheckResult(JIT, False, f"{_when(t)}: {found} (jit vs eager)")
+            return CheckResult(JIT, False, f"{_when(t)}: {found} (jit vs eager{_within(r)})")
         if t == len(acts):
             break
         jitted = r.step(jitted[0], acts[t])
         with jax.disable_jit():
             eager = r.env.step(eager[0], acts[t])
-    return CheckResult(JIT, True, f"{len(acts)} steps")
+    return CheckResult(JIT, True, f"{len(acts)} steps{_within(r)}")
 
 
 def check_vmap_equals_loop(r: _Runner) -> CheckResult:
@@ -229,19 +242,20 @@ def check_vmap_equals_loop(r: _Runner) -> CheckResult:
     vreset, vstep = jax.jit(jax.vmap(r.env.reset)), jax.jit(jax.vmap(r.env.step))
     batched = vreset(keys)
     singles = [r.reset(k) for k in keys]
-    steps = min(r.steps, PAIRED_STEPS)
+    steps = min(r.steps, r.paired_steps)
     for t in range(steps + 1):
         for i, single in enumerate(singles):
-            found = _first_mismatch(jax.tree.map(lambda x, i=i: x[i], batched), single)
+            found = _first_mismatch(jax.tree.map(lambda x, i=i: x[i], batched), single,
+                                    r.tolerance)
             if found is not None:
                 return CheckResult(VMAP, False,
-                                   f"{_when(t)}, env {i}: {found} (vmap vs single)")
+                                   f"{_when(t)}, env {i}: {found} (vmap vs single{_within(r)})")
         if t == steps:
             break
         acts = r.actions(r.batch)
         batched = vstep(batched[0], jnp.stack([jnp.asarray(a) for a in acts]))
         singles = [r.step(s, a) for (s, _), a in zip(singles, acts, strict=True)]
-    return CheckResult(VMAP, True, f"{steps} steps, {r.batch} envs")
+    return CheckResult(VMAP, True, f"{steps} steps, {r.batch} envs{_within(r)}")
 
 
 def _non_finite(tree) -> str | None:
@@ -345,10 +359,15 @@ def _guarded(names: list[str], check: Callable[[], CheckResult | list[CheckResul
 
 
 def run_checks(env: Env, sample_action: Callable[[np.random.Generator], Any], *, steps: int = 300,
-               batch: int = 4, seed: int = 0) -> list[CheckResult]:
-    if steps < 1 or batch < 1:
-        raise ValueError(f"steps and batch must be >= 1, got steps={steps}, batch={batch}")
-    r = _Runner(env, sample_action, steps, batch, seed)
+               batch: int = 4, seed: int = 0, tolerance=0.0,
+               paired_steps: int | None = None) -> list[CheckResult]:
+    """Every L1 check; ``tolerance`` and ``paired_steps`` (None: :data:`PAIRED_STEPS`) apply
+    to jit == no-jit and vmap == loop (module doc)."""
+    paired_steps = PAIRED_STEPS if paired_steps is None else paired_steps
+    if steps < 1 or batch < 1 or paired_steps < 1:
+        raise ValueError(f"steps, batch and paired_steps must be >= 1, got steps={steps}, "
+                         f"batch={batch}, paired_steps={paired_steps}")
+    r = _Runner(env, sample_action, steps, batch, seed, tolerance, paired_steps)
     rollout_names = [NO_NAN, LEGAL_MASK, _terminal_name(_both_allowed(env.spec)), RETRACING]
     results = _guarded([ACTION_SPACE], lambda: check_action_space(r))
     results += _guarded([SPEC], lambda: check_spec(r))

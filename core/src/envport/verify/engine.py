@@ -206,7 +206,9 @@ def _level1(targets, out: Comparison, progress: bool) -> bool:
                                              steps=target.steps)
                 kind = "backend"
             else:
-                results = run_checks(target.make_env(), target.sample_action)
+                results = run_checks(target.make_env(), target.sample_action,
+                                     tolerance=target.tolerance,
+                                     paired_steps=target.paired_steps)
                 kind = "env"
             details.append({"target": target.name, "kind": kind,
                             "checks": [vars(r) for r in results]})

@@ -8,11 +8,13 @@ import jax
 import numpy as np
 
 from envport.registry import EnvPort, L1Target, L2Suite, L3Suite
+from envport.wrappers import AutoResetWrapper
 from tcgjax import __version__
 from tcgjax.backends import CHOOSER, JaxEngineBackend, ReferenceBackend
 from tcgjax.env import SingleAgentEnv
 from tcgjax.plan import PLAN
 from tcgjax.reference import deck_list, legal_actions, new_game, step
+from tcgjax.reference.actions import N_ACTIONS
 from tcgjax.reference.arrays import FIELDS, to_arrays
 
 L2_NOTE = (
@@ -49,10 +51,14 @@ PORT = EnvPort(
     check_reference=lambda: None,
     tolerance=0.0,
     l1=[
+        # auto-reset: a finished game has no legal action, and the checks step on for 300
+        # steps (games end after ~20 decisions of the agent)
         L1Target(
-            "SingleAgentEnv vs random (unchecked: illegal actions become the first legal one)",
-            lambda: SingleAgentEnv(checked=False),
-            lambda rng: np.int32(rng.integers(0, 76)),
+            "SingleAgentEnv vs random, auto-reset (unchecked: illegal actions become the first "
+            "legal one)",
+            lambda: AutoResetWrapper(SingleAgentEnv(checked=False)),
+            lambda rng: np.int32(rng.integers(0, N_ACTIONS)),
+            slow=True,  # jit == no-jit runs the engine op by op: minutes on CPU
         )
     ],
     l2=[
