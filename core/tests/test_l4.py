@@ -316,7 +316,7 @@ def fake_l1(monkeypatch):
     import envport.verify.checks
 
     monkeypatch.setattr(envport.verify.checks, "run_checks",
-                        lambda env, sample: [CheckResult("fake", True)])
+                        lambda env, sample, **options: [CheckResult("fake", True)])
 
 
 def run(port: EnvPort, tmp_path: Path, **kw) -> tuple[dict, dict, str]:
