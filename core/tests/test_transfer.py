@@ -132,3 +132,79 @@ def test_a_transfer_naming_no_target_is_refused(tmp_path):
     with pytest.raises(EnvportError, match="names training target 'walk left'.*walk right"):
         verify.run(port(bad), out_dir=tmp_path, levels=["L4"], progress=False)
     assert not (tmp_path / "corridor").exists()  # refused before anything was written
+
+
+# -- a port that is a numpy backend: trained and evaluated through the host loop -------------
+
+class SlipperyCorridor(NumpyCorridor):
+    """The planted gap of a backend port: each move does nothing with probability ``slip``."""
+
+    name = "slippery-numpy-corridor"
+
+    def __init__(self, num_envs: int, length: int = LENGTH, slip: float = 0.5):
+        super().__init__(num_envs, length)
+        self.slip = slip
+
+    def step(self, actions):
+        actions = np.asarray(actions)
+        slipped = self.rng.random(self.num_envs) < self.slip
+        return super().step(np.where(slipped, 1, actions))
+
+
+HOST_TARGET = dataclasses.replace(TARGET, name="walk right on the host", make_env=None,
+                                  make_backend=lambda n: NumpyCorridor(n, LENGTH))
+HOST_TRANSFER = dataclasses.replace(TRANSFER, name="host corridor PPO",
+                                    target="walk right on the host")
+
+
+def host_port(transfer: PolicyTransfer = HOST_TRANSFER, target: TrainTarget = HOST_TARGET):
+    return dataclasses.replace(port(transfer), train=[target])
+
+
+@pytest.fixture(scope="module")
+def host_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("host-transfer")
+    return out, verify.run(host_port(), out_dir=out, levels=["L4"], progress=False)
+
+
+def test_a_backend_port_trains_and_plays_through_the_host_loop(host_run):
+    out, report = host_run
+    level, details = l4(report)
+    assert level["suites"] == 4 and level["equivalent"] is True, details
+    assert [(d["policy"]["direction"], d["policy"]["seed"]) for d in details] == [
+        ("port", 0), ("port", 1), ("reference", 0), ("reference", 1)]
+    for d in details:
+        assert d["n_reference"] == d["n_candidate"] == 300
+        assert d["reference_mean"] > 0.5 and d["candidate_mean"] > 0.5  # trained
+        run_dir = out / "corridor" / "train" / d["policy"]["run_dir"].split("/")[-1]
+        config = json.loads((run_dir / "config.json").read_text())
+        # both directions on the host loop, the port's on the target's backend (no JAX env)
+        assert config["devices"][-1] == "host: numpy-corridor"
+        assert config["target"] == "walk right on the host"
+
+
+def test_a_planted_slip_in_a_backend_port_fails_l4(host_run, monkeypatch):
+    out, _ = host_run
+
+    def no_training(*a, **k):
+        raise AssertionError("a stored policy was trained again")
+
+    monkeypatch.setattr(tr, "train", no_training)  # the same policies, played on the gap
+    planted = dataclasses.replace(HOST_TRANSFER, make_candidate_backend=SlipperyCorridor)
+    level, details = l4(verify.run(host_port(planted), out_dir=out, levels=["L4"],
+                                   progress=False))
+    assert level["suites"] == 4 and level["equivalent"] is False
+    for d in details:
+        assert not d["equivalent"] and d["difference"] < -0.1, d
+        assert d["reference_mean"] > 0.5  # the reference side is still the honest corridor
+
+
+def test_a_transfer_needs_one_port_side(tmp_path):
+    both = dataclasses.replace(HOST_TRANSFER, make_candidate_backend=SlipperyCorridor,
+                               make_candidate_env=lambda: Corridor(LENGTH, slip=0.5))
+    with pytest.raises(EnvportError, match="both make_candidate_env and make_candidate_backend"):
+        verify.run(host_port(both), out_dir=tmp_path, levels=["L4"], progress=False)
+    nothing = dataclasses.replace(HOST_TARGET, make_backend=None)
+    with pytest.raises(EnvportError, match="neither make_env .* nor make_backend"):
+        verify.run(host_port(target=nothing), out_dir=tmp_path, levels=["L4"], progress=False)
+    assert not (tmp_path / "corridor").exists()  # refused before anything was written

@@ -136,7 +136,8 @@ class PolicyTransfer:
     """L4 with trained policies: PPO policies trained on one backend, each evaluated on both.
 
     ``target`` names one of the port's :class:`TrainTarget` s; a policy is trained on the port
-    (the target's env, with ``train`` over its PPO settings) for every seed in ``seeds`` and,
+    (the target's JAX env on the device, or a target with only ``make_backend`` through the
+    host loop, with ``train`` over its PPO settings) for every seed in ``seeds`` and,
     with ``reference_train`` set, on the reference too (the host loop over
     ``make_reference(num_envs)``, those PPO settings over the port's) -- the other direction.
     Each policy is played for ``episodes`` episodes on both backends and a TOST with
@@ -148,7 +149,9 @@ class PolicyTransfer:
     target's single-agent task with the same observations and actions as the target's env,
     resetting an env itself when its episode ends; a ``legal_mask()`` method where actions are
     masked. ``make_candidate_env``: the env the port side is evaluated on (default: the
-    target's; a test plants a sim gap here). ``score(ts)``: what TOST compares, summed per
+    target's; a test plants a sim gap here); ``make_candidate_backend(num_envs)``: the same for
+    a port that is a backend (default: the target's ``make_backend``), evaluated through the
+    host loop; at most one of the two. ``score(ts)``: what TOST compares, summed per
     episode (default: the target's score); e.g. the battle's length, where a sim gap in a rule
     moves how long episodes last more than who wins them.
     """
@@ -164,6 +167,7 @@ class PolicyTransfer:
     train: dict[str, Any] = field(default_factory=dict)
     reference_train: dict[str, Any] | None = None
     make_candidate_env: Callable[[], Env] | None = None
+    make_candidate_backend: Callable[[int], Backend] | None = None
     greedy: bool = False  # the most likely action rather than a sample
     max_steps: int = 100_000  # per evaluation episode
     alpha: float = 0.05

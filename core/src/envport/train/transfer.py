@@ -1,10 +1,12 @@
 """L4 with trained policies: cross-backend policy transfer.
 
 A port's :class:`~envport.registry.PolicyTransfer` becomes one L4 suite per trained policy:
-for every seed a PPO policy is trained on the port (the target's JAX env, the on-device PPO)
-and, where the reference is fast enough to train on, on the reference (the same PPO through
-the host loop). Each policy then plays ``episodes`` episodes on both backends -- the JAX env
-through :func:`~envport.train.evaluate.evaluate`, the reference backend through
+for every seed a PPO policy is trained on the port and, where the reference is fast enough to
+train on, on the reference (the same PPO through the host loop). The port is the target's JAX
+env (the on-device PPO) or, for a target with only ``make_backend`` (a port that is a numpy
+backend, such as an emulator), that backend through the host loop. Each policy then plays
+``episodes`` episodes on both backends -- a JAX env through
+:func:`~envport.train.evaluate.evaluate`, a backend through
 :func:`~envport.train.host.evaluate_backend` -- and the verifier's TOST compares the mean
 scores. A sim-to-sim gap shows as a policy that scores differently on the two.
 
@@ -60,6 +62,26 @@ def _target(port: EnvPort, transfer: PolicyTransfer) -> TrainTarget:
     raise EnvportError(f"{port.name}: transfer {transfer.name!r} names training target "
                        f"{transfer.target!r}, which the port does not declare (it has: "
                        f"{', '.join(t.name for t in port.train) or 'none'})")
+
+
+def _check_target(port: EnvPort, transfer: PolicyTransfer, target: TrainTarget) -> None:
+    """A transfer's port side must be something to train and evaluate on, said one way."""
+    if target.make_env is None and target.make_backend is None:
+        raise EnvportError(f"{port.name}: transfer {transfer.name!r}: training target "
+                           f"{target.name!r} has neither make_env (a JAX env) nor make_backend "
+                           "(a numpy backend for the host loop)")
+    if transfer.make_candidate_env is not None and transfer.make_candidate_backend is not None:
+        raise EnvportError(f"{port.name}: transfer {transfer.name!r} sets both "
+                           "make_candidate_env and make_candidate_backend; the port side is "
+                           "evaluated on one of them")
+
+
+def _spec(target: TrainTarget):
+    """The spec of the target's env, or of its backend (one env, closed again)."""
+    if target.make_env is not None:
+        return target.make_env().spec
+    with target.make_backend(1) as backend:
+        return backend.spec
 
 
 def policy_config(target: TrainTarget, transfer: PolicyTransfer, direction: str,
@@ -126,11 +148,11 @@ def ensure_policy(port: EnvPort, transfer: PolicyTransfer, direction: str, seed:
                   out: Path, progress: bool = True) -> StoredPolicy:
     """The policy of ``seed`` trained on ``direction`` ("port" or "reference"): loaded from
     ``out`` when stored, else trained (a port run resumed where it stopped) and stored. On the
-    reference the target's env is replaced by the reference backend: the host loop."""
+    reference the target's env (or backend) is replaced by the reference backend: the host
+    loop. A target with only a backend trains on it through the host loop in both directions."""
     target = _target(port, transfer)
     config = policy_config(target, transfer, direction, seed)
-    env = target.make_env()
-    ppo = PPO(None, config, score=target.score, spec=env.spec)
+    ppo = PPO(None, config, score=target.score, spec=_spec(target))
     run_dir = policy_dir(out, port.name, target, config, direction)
     identity = {"env": port.name, "target": target.name, "direction": direction,
                 "config": config.to_dict()}
@@ -157,17 +179,19 @@ def _suite(port: EnvPort, transfer: PolicyTransfer, target: TrainTarget, directi
 
     score = transfer.score or target.score
 
-    def on_reference(episodes: int, eval_seed: int, tick) -> np.ndarray:
-        p = policy()
-        backend = transfer.make_reference(episodes)
-        try:
-            return evaluate_backend(p.ppo, p.params, backend, eval_seed, greedy=transfer.greedy,
-                                    score=score, max_steps=transfer.max_steps,
-                                    progress=tick)
-        finally:
-            backend.close()
+    def on_backend(make_backend):
+        def play(episodes: int, eval_seed: int, tick) -> np.ndarray:
+            p = policy()
+            backend = make_backend(episodes)
+            try:
+                return evaluate_backend(p.ppo, p.params, backend, eval_seed,
+                                        greedy=transfer.greedy, score=score,
+                                        max_steps=transfer.max_steps, progress=tick)
+            finally:
+                backend.close()
+        return play
 
-    def on_port(episodes: int, eval_seed: int, tick) -> np.ndarray:
+    def on_env(episodes: int, eval_seed: int, tick) -> np.ndarray:
         p = policy()
         make_env = transfer.make_candidate_env or target.make_env
         scores = evaluate(p.ppo, p.params, make_env(), episodes, eval_seed,
@@ -176,13 +200,21 @@ def _suite(port: EnvPort, transfer: PolicyTransfer, target: TrainTarget, directi
         tick(episodes)
         return scores
 
+    # the port side: a planted candidate where the transfer gives one, else the target's own
+    if transfer.make_candidate_backend is not None:
+        on_port = on_backend(transfer.make_candidate_backend)
+    elif transfer.make_candidate_env is not None or target.make_env is not None:
+        on_port = on_env
+    else:
+        on_port = on_backend(target.make_backend)
+
     def info() -> dict:
         stored = {k: v for k, v in cache["p"].info.items() if k != "config"} if cache else {}
         return {**stored, "seed": seed, "greedy": transfer.greedy}
 
     return L4Suite(
         name=f"{transfer.name}: policy trained on the {direction}, seed {seed}",
-        evaluate_reference=on_reference, evaluate_candidate=on_port,
+        evaluate_reference=on_backend(transfer.make_reference), evaluate_candidate=on_port,
         metric=transfer.metric or target.score_name, episodes=transfer.episodes,
         margin=transfer.margin, alpha=transfer.alpha, seed=EVAL_SEED + 2 * int(seed),
         note=transfer.margin_note, info=info)
@@ -194,6 +226,7 @@ def transfer_suites(port: EnvPort, out: Path, progress: bool = True) -> list[L4S
     suites = []
     for transfer in port.transfer:
         target = _target(port, transfer)
+        _check_target(port, transfer, target)
         directions = ("port", "reference") if transfer.reference_train is not None else ("port",)
         for direction in directions:
             policy_config(target, transfer, direction, 0)  # a bad config fails before any run
