@@ -7,7 +7,7 @@ import random
 import jax
 import numpy as np
 
-from envport.registry import EnvPort, L1Target, L2Suite, L3Suite
+from envport.registry import BenchTarget, EnvPort, ExtraBench, L1Target, L2Suite, L3Suite
 from envport.wrappers import AutoResetWrapper
 from tcgjax import __version__
 from tcgjax.backends import CHOOSER, JaxEngineBackend, ReferenceBackend
@@ -41,6 +41,49 @@ def _cases(rng: np.random.Generator, batch: int):
 
 def _actions(rng: np.random.Generator, n: int) -> np.ndarray:
     return rng.integers(0, CHOOSER, n).astype(np.int32)
+
+
+BENCH_WORKLOAD = "random legal play (chooser indices), games restarted on a random pairing"
+
+
+def _bench_setups() -> dict[str, tuple[int, int | None]]:
+    """Target name -> (reference processes, JAX max devices): one reference process against one
+    XLA device, and one reference process per core (single-threaded Python: how a user runs it
+    on N cores) against every local device (one per core under ``nox -s bench-tcgjax``)."""
+    import os
+
+    cores = os.cpu_count() or 1
+    setups: dict[str, tuple[int, int | None]] = {"reference 1 process, JAX 1 device": (1, 1)}
+    if cores > 1:
+        setups[f"reference {cores} processes, JAX every device"] = (cores, None)
+    return setups
+
+
+def _bench_targets() -> list[BenchTarget]:
+    """Decisions per second; see ``tcgjax/bench.py`` for both sides. Two setups of one workload,
+    so the report pairs the best of each side (``bench.json`` "best")."""
+    import functools
+
+    from tcgjax import bench
+
+    return [
+        BenchTarget(
+            name=name,
+            reference_stepper=functools.partial(bench.reference_stepper, processes=procs),
+            candidate_rollout=functools.partial(bench.candidate_rollout, max_devices=devices),
+            sample_actions=bench.sample_actions,
+            how_actions=bench.HOW_ACTIONS,
+            workload=BENCH_WORKLOAD,
+        )
+        for name, (procs, devices) in _bench_setups().items()
+    ]
+
+
+def _games_extra(out, progress):
+    """Games/s beside decisions/s, from the counts of the table's own run (``bench_games``)."""
+    from tcgjax import bench
+
+    return bench.run_games_extra(out, _bench_setups())
 
 
 PORT = EnvPort(
@@ -82,5 +125,7 @@ PORT = EnvPort(
             first_episode_only=True,
         )
     ],
+    bench=_bench_targets(),
+    extra_benches=[ExtraBench("games", _games_extra, outputs="bench_games.json, bench_games.md")],
     plan=PLAN,
 )
