@@ -82,28 +82,32 @@ def test_restart_replaces_only_ended_games():
         assert np.array_equal(none[k], states[k])
 
 
-def test_games_report_pairs_decisions_with_games():
-    bench.RECORDS.clear()  # the records of this process's steppers: these stand in for a run
-    bench.RECORDS[("reference", 1, 32)] = {"decisions": 1000, "games": 10, "env_steps": 1000}
-    bench.RECORDS[("candidate", 1, 32)] = {"decisions": 5000, "games": 25, "env_steps": 5000}
-    bench.RECORDS[("reference", 2, 32)] = {"decisions": 2000, "games": 40, "env_steps": 2000}
+def test_games_report_divides_by_each_sides_game_length():
+    lengths = {"reference": {"decisions_per_game": 100.0, "games": 10},
+               "candidate": {"decisions_per_game": 50.0, "games": 20}}
     table = {"targets": {
         "one": {"rows": [{"num_envs": 32, "reference_sps": 100.0, "candidate_sps": 400.0}]},
-        "two": {"rows": [{"num_envs": 32, "reference_sps": 150.0, "candidate_sps": None}]},
+        "two": {"rows": [{"num_envs": 32, "reference_sps": 300.0, "candidate_sps": None}]},
     }}
-    rep = bench.games_report(table, {"one": (1, 1), "two": (2, None)})
+    rep = bench.games_report(table, lengths)
     one, two = rep["rows"]
     assert one["reference_games_per_s"] == pytest.approx(1.0)
-    assert one["candidate_games_per_s"] == pytest.approx(2.0)
-    assert one["games_ratio"] == pytest.approx(2.0)
-    assert one["candidate_decisions_per_game"] == pytest.approx(200.0)
+    assert one["candidate_games_per_s"] == pytest.approx(8.0)
+    assert one["games_ratio"] == pytest.approx(8.0)
     assert two["reference_games_per_s"] == pytest.approx(3.0)
     assert two["candidate_games_per_s"] is None and two["games_ratio"] is None
     best = rep["best_games_per_s"]
     assert (best["reference"], best["reference_target"]) == (pytest.approx(3.0), "two")
-    assert best["ratio_of_bests"] == pytest.approx(2.0 / 3.0)
-    assert rep["best_decisions_per_s"]["ratio_of_bests"] == pytest.approx(400.0 / 150.0)
-    assert "games/s" in bench.games_markdown({**rep, "host_line": "h", "date": "d"})
+    assert best["ratio_of_bests"] == pytest.approx(8.0 / 3.0)
+    assert rep["best_decisions_per_s"]["ratio_of_bests"] == pytest.approx(400.0 / 300.0)
+    md = bench.games_markdown({**rep, "host_line": "h", "date": "d"})
+    assert "100.00 decisions per game over 10 games" in md and "8.000×" in md
+
+
+def test_reference_game_length_is_a_random_games_length():
+    out = bench.mean_game_length("reference", games=30)
+    assert out["games"] == 30
+    assert 60 < out["decisions_per_game"] < 140  # random games: ~97 decisions
 
 
 @pytest.mark.slow
@@ -126,3 +130,5 @@ def test_candidate_rollout_counts_decisions_and_games():
     run1(300)
     rec1 = bench.RECORDS[("candidate", 1, 1)]
     assert rec1["env_steps"] == 301 == rec1["decisions"] and rec1["games"] >= 1
+    length = bench.mean_game_length("candidate", games=40)
+    assert length["games"] >= 40 and 60 < length["decisions_per_game"] < 140

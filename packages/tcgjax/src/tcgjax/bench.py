@@ -6,7 +6,8 @@ sides play the same workload: chooser-index actions (``tcgjax.backends``: ``k`` 
 ``k mod n``-th of the decider's ``n`` legal actions, ascending), ``k`` uniform, so the play is a
 seeded uniformly random legal choice; a game that ends is replaced at once by a new game on a new
 uniformly random deck pairing (15 x 15) with a new random game seed. Decisions and finished
-games are counted on both sides (``RECORDS``; the ``games`` extra bench turns them into games/s).
+games are counted on both sides (``RECORDS``); the ``games`` extra bench adds games/s (each
+side's decisions/s over its mean game length, ``mean_game_length``).
 
 * Reference (``reference_stepper``): ``tcgjax.reference`` games stepped in Python
   (``legal_actions`` + ``step``), in this process (1 process) or split over N worker processes
@@ -68,7 +69,7 @@ HOW_ACTIONS = (
 )
 
 # (side, setup, num_envs) -> {"decisions", "games", "env_steps"}: lifetime counts of every
-# stepper and rollout made in this process (warm-up included), read by ``games_report``
+# stepper and rollout made in this process (warm-up included), for tests and inspection
 RECORDS: dict[tuple[str, int | None, int], dict[str, int]] = {}
 
 
@@ -311,41 +312,58 @@ def cores() -> int:
 
 
 # ------------------------------------------------------------------------ games/s ------------
-def games_report(bench_json: dict, setups: dict[str, tuple[int, int | None]]) -> dict:
-    """Games/s beside the table's decisions/s: each row's decisions/s times the games finished
-    per decision of that same stepper or rollout (``RECORDS``, counted over its whole life in
-    this run, warm-up included). ``setups``: target name -> (reference processes, candidate
-    max_devices), as the targets were made. Best against best as the core does for steps/s."""
+LENGTH_GAMES = 2000  # complete games per side for the mean game length
+
+
+def mean_game_length(side: str, games: int = LENGTH_GAMES, seed: int = RUN_SEED + 7) -> dict:
+    """Decisions per finished game of the benchmark's workload on one side, from ``games``
+    complete games played back to back by one env (the reference's ``RefGames``; the JAX
+    rollout of one game, compiled by the table already). With restarts, a side's steady-state
+    games/s is its decisions/s over this length."""
+    t0 = time.perf_counter()
+    if side == "reference":
+        g = RefGames(1, seed)
+        ks = np.random.default_rng(seed).integers(0, CHOOSER, 1 << 16)
+        i = 0
+        while g.finished < games:
+            g.step(ks[i % ks.size: i % ks.size + 1])
+            i += 1
+        decisions, finished = g.decisions, g.finished
+    else:
+        run, _ = candidate_rollout(1, seed=seed, max_devices=1)
+        rec = RECORDS[("candidate", 1, 1)]
+        while rec["games"] < games:
+            run(max(1000, int((games - rec["games"]) * 100)))
+        decisions, finished = rec["decisions"], rec["games"]
+    return {"side": side, "games": finished, "decisions": decisions,
+            "decisions_per_game": decisions / finished, "seconds": time.perf_counter() - t0}
+
+
+def games_report(bench_json: dict, lengths: dict[str, dict]) -> dict:
+    """Games/s beside the table's decisions/s: each side's decisions/s over its mean game length
+    (``mean_game_length``). Counting the games that end inside a row's own few seconds would
+    not do: the batch's games all start at once, so at large batches hardly any ends (and the
+    short ones first) before the row's timing stops. Best against best as the core does."""
+    per_game = {side: lengths[side]["decisions_per_game"] for side in ("reference", "candidate")}
     rows = []
     for name, t in bench_json["targets"].items():
-        if name not in setups:
-            continue
-        procs, devices = setups[name]
         for r in t["rows"]:
-            n = r["num_envs"]
-            row = {"target": name, "num_envs": n}
-            for side, setup in (("reference", procs), ("candidate", devices)):
-                rec = RECORDS.get((side, setup, n))
+            row = {"target": name, "num_envs": r["num_envs"]}
+            for side in ("reference", "candidate"):
                 sps = r.get(f"{side}_sps")
-                per = rec["games"] / rec["decisions"] if rec and rec["decisions"] else None
                 row[f"{side}_decisions_per_s"] = sps
-                row[f"{side}_games"] = rec["games"] if rec else None
-                row[f"{side}_decisions"] = rec["decisions"] if rec else None
-                row[f"{side}_env_steps"] = rec["env_steps"] if rec else None
-                row[f"{side}_decisions_per_game"] = 1 / per if per else None
-                row[f"{side}_games_per_s"] = sps * per if sps and per else None
+                row[f"{side}_games_per_s"] = sps / per_game[side] if sps else None
             ref, cand = row["reference_games_per_s"], row["candidate_games_per_s"]
             row["games_ratio"] = cand / ref if ref and cand else None
             rows.append(row)
 
-    def best(side, key):
+    def best(key):
         found = [(r[key], r["target"], r["num_envs"]) for r in rows if r[key]]
         return max(found) if found else (None, None, None)
 
-    out = {"rows": rows}
+    out = {"lengths": lengths, "rows": rows}
     for key in ("games_per_s", "decisions_per_s"):
-        ref = best("reference", f"reference_{key}")
-        cand = best("candidate", f"candidate_{key}")
+        ref, cand = best(f"reference_{key}"), best(f"candidate_{key}")
         out[f"best_{key}"] = {
             "reference": ref[0], "reference_target": ref[1], "reference_num_envs": ref[2],
             "candidate": cand[0], "candidate_target": cand[1], "candidate_num_envs": cand[2],
@@ -359,15 +377,18 @@ def _fmt(x, spec=",.0f") -> str:
 
 
 def games_markdown(report: dict) -> str:
+    ln = report["lengths"]
     lines = [
         "# tcgjax: games/s and decisions/s", "",
         f"- host: {report['host_line']}", f"- date: {report['date']}", "",
-        "Decisions/s are the side-by-side table's (bench.json); games/s = decisions/s x the "
-        "games finished per decision of the same stepper / rollout in that run (warm-up "
-        "included). Decisions per game is the mean length of a finished random game.", "",
-        "| target | num_envs | ref decisions/s | ref games/s | JAX decisions/s | JAX games/s "
-        "| games/s ratio | decisions per game (ref / JAX) |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "Decisions/s are the side-by-side table's (bench.json). Games/s = decisions/s / the "
+        "side's mean game length, from complete games of the same workload played back to "
+        "back by one env: reference "
+        f"{ln['reference']['decisions_per_game']:.2f} decisions per game over "
+        f"{ln['reference']['games']:,} games, JAX "
+        f"{ln['candidate']['decisions_per_game']:.2f} over {ln['candidate']['games']:,} games.",
+        "", "| target | num_envs | ref decisions/s | ref games/s | JAX decisions/s | JAX games/s "
+        "| games/s ratio |", "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for r in report["rows"]:
         ratio = _fmt(r["games_ratio"], ",.3f") + "×" if r["games_ratio"] else "—"
@@ -375,9 +396,7 @@ def games_markdown(report: dict) -> str:
             f"| {r['target']} | {r['num_envs']} | {_fmt(r['reference_decisions_per_s'])} | "
             f"{_fmt(r['reference_games_per_s'], ',.1f')} | "
             f"{_fmt(r['candidate_decisions_per_s'])} | "
-            f"{_fmt(r['candidate_games_per_s'], ',.1f')} | {ratio} | "
-            f"{_fmt(r['reference_decisions_per_game'], '.1f')} / "
-            f"{_fmt(r['candidate_decisions_per_game'], '.1f')} |")
+            f"{_fmt(r['candidate_games_per_s'], ',.1f')} | {ratio} |")
     for key, label in (("games_per_s", "games/s"), ("decisions_per_s", "decisions/s")):
         b = report[f"best_{key}"]
         ratio = _fmt(b["ratio_of_bests"], ",.3f") + "×" if b["ratio_of_bests"] else "—"
@@ -388,9 +407,9 @@ def games_markdown(report: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run_games_extra(out_dir, setups: dict[str, tuple[int, int | None]]) -> dict:
-    """The ``games`` extra bench: reads ``<out>/tcgjax/bench.json`` (written by the table just
-    before, in this process) and writes ``bench_games.{json,md}`` beside it."""
+def run_games_extra(out_dir, games: int = LENGTH_GAMES) -> dict:
+    """The ``games`` extra bench: reads ``<out>/tcgjax/bench.json`` (the table, written just
+    before), measures both sides' mean game length and writes ``bench_games.{json,md}``."""
     import json
     from datetime import UTC, datetime
     from pathlib import Path
@@ -399,10 +418,11 @@ def run_games_extra(out_dir, setups: dict[str, tuple[int, int | None]]) -> dict:
 
     dest = Path(out_dir) / "tcgjax"
     table = json.loads((dest / "bench.json").read_text())
+    lengths = {side: mean_game_length(side, games) for side in ("reference", "candidate")}
     host = host_info(["tcgjax"])
     report = {"host": host, "host_line": host_line(host),
               "date": datetime.now(UTC).isoformat(timespec="seconds"),
-              "how_actions": HOW_ACTIONS, **games_report(table, setups)}
+              "how_actions": HOW_ACTIONS, **games_report(table, lengths)}
     (dest / "bench_games.json").write_text(json.dumps(report, indent=2) + "\n")
     (dest / "bench_games.md").write_text(games_markdown(report))
     return report

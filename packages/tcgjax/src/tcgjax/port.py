@@ -80,10 +80,11 @@ def _bench_targets() -> list[BenchTarget]:
 
 
 def _games_extra(out, progress):
-    """Games/s beside decisions/s, from the counts of the table's own run (``bench_games``)."""
+    """Games/s beside decisions/s: each side's mean game length measured on complete games,
+    the table's decisions/s over it (``bench_games``)."""
     from tcgjax import bench
 
-    return bench.run_games_extra(out, _bench_setups())
+    return bench.run_games_extra(out)
 
 
 PORT = EnvPort(
