@@ -87,6 +87,32 @@ def _games_extra(out, progress):
     return bench.run_games_extra(out)
 
 
+FUZZ_STEPS = 1_000_000
+
+
+def session_commands(stage: str, args: list[str]) -> list[list[str]]:
+    """``verify``: ``envport verify tcgjax *args``, then the fuzz run (``python -m tcgjax.fuzz``:
+    10^6 JAX env-steps times ``--scale`` when given, every invariant on every state; summary
+    in ``<out>/tcgjax/fuzz.json``). The other stages: the core's default."""
+    from envport.sessions import default_commands
+
+    cmds = default_commands(PORT, stage, args)
+    if stage != "verify":
+        return cmds
+
+    def opt(name: str, default: str) -> str:
+        for i, a in enumerate(args):
+            if a == name and i + 1 < len(args):
+                return args[i + 1]
+            if a.startswith(name + "="):
+                return a.split("=", 1)[1]
+        return default
+
+    steps = max(1024, int(FUZZ_STEPS * float(opt("--scale", "1"))))
+    out = f"{opt('--out', 'reports')}/tcgjax/fuzz.json"
+    return [*cmds, ["python", "-m", "tcgjax.fuzz", "--steps", str(steps), "--out", out]]
+
+
 PORT = EnvPort(
     name="tcgjax",
     reference=f"tcgjax.reference {__version__} (pure Python, from the written specification)",
@@ -128,5 +154,6 @@ PORT = EnvPort(
     ],
     bench=_bench_targets(),
     extra_benches=[ExtraBench("games", _games_extra, outputs="bench_games.json, bench_games.md")],
+    session_commands=session_commands,
     plan=PLAN,
 )
