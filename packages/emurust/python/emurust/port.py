@@ -290,7 +290,7 @@ def _single_instance_bench(out: Path, progress: bool):
 
 def make_port():
     from emurust.plan import PLAN  # cheap: PyBoy's sources are read only when a prompt needs them
-    from emurust.train import TARGETS  # cheap too: no ROM built, no emulator started
+    from emurust.train import TARGETS, TRANSFER  # cheap too: no ROM built, no emulator started
     from envport.registry import EnvPort, ExtraBench, SystemRequirement
 
     names = rom_names()
@@ -306,6 +306,7 @@ def make_port():
         l3=[_l3(n) for n in names],
         bench=[_bench()],
         train=TARGETS,
+        transfer=[TRANSFER],
         notes={"license": "LGPL-3.0-only (a translation of PyBoy 2.8.1)"},
         plan=PLAN,
         prepare=prepare,

@@ -55,7 +55,7 @@ from envport import Box, Discrete, EnvSpec
 from envport.actions import validate_actions
 from envport.backend import Backend, StepResult
 from envport.errors import EnvportError
-from envport.registry import TrainTarget
+from envport.registry import PolicyTransfer, TrainTarget
 
 ROM = "game"
 FRAMESKIP = 4
@@ -353,6 +353,32 @@ TARGETS = [
     TrainTarget(name="game.gb on PyBoy", make_backend=PyBoyBackend, config=PPO_SETTINGS,
                 score_name=SCORE_NAME, note=NOTE + "; PyBoy 2.8.1, one process per core"),
 ]
+
+
+# -- L4: trained policies -----------------------------------------------------------------------
+
+# half the target's budget: policies of 15-20 catches per game (random: 0.31) whose games last
+# at most ~490 steps, so that 1,000 games on PyBoy take about a minute
+TRANSFER_STEPS = 500_000
+TRANSFER_MARGIN = 3.0
+TRANSFER_NOTE = (
+    f"Margin {TRANSFER_MARGIN:g} catches per game. Measured on 500k-step policies (seeds 0 "
+    "and 1, 1,000 games each, sampled actions): 17.1 and 19.5 catches per game with a standard "
+    "deviation of 12.3, so a standard error of 0.39 per side and 0.55 for the difference of "
+    "two independent 1,000-game means; the margin is 5.5 of those, so an exact port (expected "
+    "difference 0; its 90% CI is +-0.9 wide) passes unless its sample difference exceeds 2.1 "
+    "(3.8 standard errors, about 1 in 7,000 per policy), while the planted gap (the joypad one "
+    "step late, emurust.planted.LateInput) moves these policies by 12 and 15 catches "
+    "(tests/test_emurust_transfer.py). A smaller margin needs more games: halving it, four "
+    "times as many on PyBoy. Policies: PPO through the host loop on emurust's VecEnv and on "
+    f"PyBoy 2.8.1 in processes, {TRANSFER_STEPS:,} env steps each at the game.gb target's "
+    "settings; each plays sampled actions.")
+
+TRANSFER = PolicyTransfer(
+    name="PPO on game.gb", target="game.gb", make_reference=PyBoyBackend,
+    margin=TRANSFER_MARGIN, margin_note=TRANSFER_NOTE, metric=SCORE_NAME,
+    seeds=(0, 1, 2, 3, 4), episodes=1000, train={"total_steps": TRANSFER_STEPS},
+    reference_train={})
 
 
 # -- comparison ---------------------------------------------------------------------------------
