@@ -7,7 +7,7 @@ import pytest
 from envport.errors import ActionError
 from tcgjax.engine import from_reference
 from tcgjax.engine.observe import OBS_SIZE, observe
-from tcgjax.env import InputError, SingleAgentEnv, TcgEnv, check_action
+from tcgjax.env import InputError, SingleAgentEnv, TcgEnv, UnknownOpponentError, check_action
 from tcgjax.reference import IllegalActionError, WrongPlayerError, get_deck, legal_actions, new_game
 from tcgjax.reference import step as ref_step
 
@@ -64,8 +64,10 @@ def test_bad_state_and_key(env, started):
         env.step(ts, 0)
     with pytest.raises(InputError, match="PRNG key"):
         env.reset(np.zeros(3, np.int32))
-    with pytest.raises(ValueError, match="opponent"):
-        SingleAgentEnv(opponent="heuristic")
+    with pytest.raises(UnknownOpponentError, match="'greedy'.*'random', 'heuristic'"):
+        SingleAgentEnv(opponent="greedy")
+    with pytest.raises(UnknownOpponentError, match="unknown opponent"):
+        SingleAgentEnv(opponent=None)
 
 
 def test_game_over_refuses_actions():

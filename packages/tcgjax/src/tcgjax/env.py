@@ -6,8 +6,9 @@
   ``TimeStep.obs`` is (2, OBS_SIZE), each player's §18 view, ``reward`` (2,) is +1 / -1 at a win,
   0 otherwise (and at a tie), ``player`` the decider, ``legal_mask`` the decider's mask.
 * ``SingleAgentEnv``: player ``agent`` against a built-in opponent that plays its decisions in
-  between (``"random"``: uniform over the legal actions, from the key in the state). A JAX
-  heuristic opponent is not built yet (the reference's ``heuristic_chooser`` is Python only).
+  between (``"random"``: uniform over the legal actions, from the key in the state;
+  ``"heuristic"``: the reference's ``heuristic_chooser``, decision for decision,
+  ``engine.heuristic``). Another name raises ``UnknownOpponentError``.
 
 Bad input raises (outside jit): an action that is not an int32-compatible scalar integer
 (``ActionError``), an illegal action or one after the game ended (``IllegalActionError``), an
@@ -28,6 +29,7 @@ from envport.env import Env
 from envport.errors import ActionError, EnvportError
 from envport.types import Box, Discrete, EnvSpec, TimeStep
 from tcgjax import __version__
+from tcgjax.engine.heuristic import heuristic_action
 from tcgjax.engine.legal import legal_mask
 from tcgjax.engine.observe import OBS_SIZE, observe
 from tcgjax.engine.setup import deck_arrays, new_game
@@ -48,6 +50,13 @@ _jit_mask = jax.jit(legal_mask)  # the host-side check: compiled once, not run o
 
 class InputError(EnvportError, TypeError):
     """A state or key that is not what ``reset``/``step`` take."""
+
+
+OPPONENTS = ("random", "heuristic")
+
+
+class UnknownOpponentError(EnvportError, ValueError):
+    """A ``SingleAgentEnv`` opponent that is not one of ``OPPONENTS``."""
 
 
 def _traced(*xs) -> bool:
@@ -208,20 +217,21 @@ class SingleState(NamedTuple):
 
 
 class SingleAgentEnv(Env):
-    """Player ``agent`` against a built-in opponent (``"random"``)."""
+    """Player ``agent`` against a built-in opponent (``"random"`` or ``"heuristic"``)."""
 
     def __init__(self, opponent: str = "random", agent: int = 0, checked: bool = True):
-        if opponent != "random":
-            raise ValueError(
-                f"opponent must be 'random' (the only JAX opponent so far), got {opponent!r}"
+        if not isinstance(opponent, str) or opponent not in OPPONENTS:
+            raise UnknownOpponentError(
+                f"unknown opponent {opponent!r}: the built-in opponents are "
+                f"{', '.join(map(repr, OPPONENTS))}"
             )
         if agent not in (0, 1):
             raise ValueError(f"agent must be 0 or 1, got {agent!r}")
-        self.agent, self.checked = agent, checked
+        self.opponent, self.agent, self.checked = opponent, agent, checked
         self._jit_step = jax.jit(self._step)
         self._jit_reset = jax.jit(self._reset)
         self._spec = EnvSpec(
-            id="tcgjax-pocket-vs-random",
+            id=f"tcgjax-pocket-vs-{opponent}",
             version=__version__,
             observation_space=Box(-1.0, 1000.0, (OBS_SIZE,)),
             action_space=Discrete(A.N_ACTIONS),
@@ -232,19 +242,32 @@ class SingleAgentEnv(Env):
     def spec(self) -> EnvSpec:
         return self._spec
 
-    def _opponent_moves(self, s, key):
+    def _opponent_action(self, s, key):
+        """The opponent's action in ``s`` (its decision); ``key`` for a random one."""
+        if self.opponent == "heuristic":
+            return heuristic_action(s)
+        m = legal_mask(s)
+        return jax.random.categorical(key, jnp.where(m, 0.0, -jnp.inf)).astype(jnp.int32)
+
+    def _opponent_moves(self, s, key, action=None):
+        """The agent's ``action`` (when given), then the opponent's decisions until the agent's
+        next one or the end: one loop, so the engine's step is traced once (compile time); a
+        key is split off for each opponent decision only."""
+        first = jnp.asarray(action is not None)
+        action = jnp.int32(0) if action is None else action
+
         def cond(c):
-            s, _ = c
-            return (s["phase"] != PH_OVER) & (s["decider"] != self.agent)
+            s, _, first = c
+            return (s["phase"] != PH_OVER) & (first | (s["decider"] != self.agent))
 
         def body(c):
-            s, key = c
-            key, k = jax.random.split(key)
-            m = legal_mask(s)
-            a = jax.random.categorical(k, jnp.where(m, 0.0, -jnp.inf)).astype(jnp.int32)
-            return engine_step(s, a), key
+            s, key, first = c
+            rest, k = jax.random.split(key)
+            a = jnp.where(first, action, self._opponent_action(s, k))
+            return engine_step(s, a), jnp.where(first, key, rest), jnp.bool_(False)
 
-        return jax.lax.while_loop(cond, body, (s, key))
+        s, key, _ = jax.lax.while_loop(cond, body, (s, key, first))
+        return s, key
 
     def _timestep(self, s) -> TimeStep:
         return TimeStep(
@@ -274,8 +297,7 @@ class SingleAgentEnv(Env):
 
     def _step(self, state, a):
         a, _ = sanitize(state.game, a)
-        s = advance(state.game, a)
-        s, key = self._opponent_moves(s, state.key)
+        s, key = self._opponent_moves(state.game, state.key, a)
         return SingleState(s, key), self._timestep(s)
 
     def observation(self, state):
