@@ -16,6 +16,9 @@ from tcgjax.plan import PLAN
 from tcgjax.reference import deck_list, legal_actions, new_game, step
 from tcgjax.reference.actions import N_ACTIONS
 from tcgjax.reference.arrays import FIELDS, to_arrays
+from tcgjax.train import TARGETS as TRAIN_TARGETS
+from tcgjax.train import train_commands
+from tcgjax.transfer import transfers
 
 L2_NOTE = (
     "States are sampled from reference games (random chooser, pairings cycling through all "
@@ -93,9 +96,12 @@ FUZZ_STEPS = 1_000_000
 def session_commands(stage: str, args: list[str]) -> list[list[str]]:
     """``verify``: ``envport verify tcgjax *args``, then the fuzz run (``python -m tcgjax.fuzz``:
     10^6 JAX env-steps times ``--scale`` when given, every invariant on every state; summary
-    in ``<out>/tcgjax/fuzz.json``). The other stages: the core's default."""
+    in ``<out>/tcgjax/fuzz.json``). ``train`` without arguments: each target once with its
+    learning curves (``train.train_commands``). The other stages: the core's default."""
     from envport.sessions import default_commands
 
+    if stage == "train" and not args:
+        return train_commands()
     cmds = default_commands(PORT, stage, args)
     if stage != "verify":
         return cmds
@@ -154,6 +160,8 @@ PORT = EnvPort(
     ],
     bench=_bench_targets(),
     extra_benches=[ExtraBench("games", _games_extra, outputs="bench_games.json, bench_games.md")],
+    train=TRAIN_TARGETS,
+    transfer=transfers(),
     session_commands=session_commands,
     plan=PLAN,
 )
