@@ -24,10 +24,10 @@ import dataclasses
 import numpy as np
 
 from envport.backend import Backend, StepResult
-from envport.errors import EnvportError
 from envport.types import Box, Discrete, EnvSpec
 from tcgjax import __version__
 from tcgjax.engine.observe import OBS_SIZE
+from tcgjax.env import UnknownOpponentError  # one error for both engines' opponent names
 from tcgjax.reference import actions as A
 from tcgjax.reference import deck_list, legal_actions, new_game
 from tcgjax.reference import step as ref_step
@@ -38,10 +38,6 @@ from tcgjax.reference.state import PH_SETUP, TIE
 
 F32 = np.float32
 CHOOSERS = {"random": random_chooser, "heuristic": heuristic_chooser}
-
-
-class UnknownOpponentError(EnvportError, ValueError):
-    """An opponent name the reference has no chooser for."""
 
 
 def top_cards(a: dict) -> np.ndarray:
