@@ -1,8 +1,9 @@
 """The two sides the verifier compares, as :class:`envport.backend.Backend` s.
 
-- :class:`GymnasiumMujoco`: ``num_envs`` of Gymnasium's own envs (MuJoCo C, TimeLimit 1000),
+- :class:`GymnasiumMujoco`: ``num_envs`` of Gymnasium's own envs (MuJoCo C, its registered
+  TimeLimit unless given),
   env ``i`` reset with ``seed + i``; ``load`` goes through Gymnasium's ``set_state``.
-- :class:`MjxCandidate`: the port, vmapped and jitted, reset the way Gymnasium resets (numpy's
+- :class:`MjxCandidate`: the port, batched (vmap; ``lax.map`` on CPU) and jitted, reset the way Gymnasium resets (numpy's
   ``default_rng(seed + i)`` stream, continued by the reset after an episode ends), so L3 starts
   both sides from seeds rather than injected states.
 
@@ -23,14 +24,15 @@ import numpy as np
 
 from envport.actions import validate_actions
 from envport.backend import Backend, CanonicalState, StepResult, spec_from_gymnasium
-from mjx_port.env import MAX_EPISODE_STEPS, MjxEnv, make
+from mjx_port.env import MjxEnv, make, registered_max_episode_steps
 
 FIELDS = ("qpos", "qvel", "obs", "reward", "terminated", "truncated", "t")
 
 
 def make_gymnasium(
-    env_id: str, kwargs: dict[str, Any] | None = None, max_episode_steps: int = MAX_EPISODE_STEPS
+    env_id: str, kwargs: dict[str, Any] | None = None, max_episode_steps: int | None = None
 ):
+    """``gymnasium.make``: TimeLimit ``max_episode_steps``, or the registered one if None."""
     import gymnasium
 
     return gymnasium.make(env_id, max_episode_steps=max_episode_steps, **(kwargs or {}))
@@ -61,7 +63,7 @@ class GymnasiumMujoco(_LastStep):
         env_id: str,
         kwargs: dict[str, Any] | None = None,
         spec=None,
-        max_episode_steps: int = MAX_EPISODE_STEPS,
+        max_episode_steps: int | None = None,
     ):
         self.num_envs = int(num_envs)
         self.envs = [
@@ -130,22 +132,36 @@ def _keep_last_step(snapshot: CanonicalState, state: CanonicalState) -> Canonica
     return snapshot
 
 
+def _batched(f):
+    """``f`` over the leading axis: ``vmap`` on accelerators; on CPU ``lax.map`` (one env after
+    the other), as a vmapped MJX step computes every branch of the solver's and collision
+    loops for all envs: Pusher-v5, 64 envs, 118 s a step vmapped against 0.2 s mapped."""
+    if jax.default_backend() != "cpu":
+        return jax.vmap(f)
+    return lambda *args: jax.lax.map(lambda xs: f(*xs), args)
+
+
 def _jitted(env: MjxEnv):
     def reset_where(state, done, qpos, qvel):
-        fresh, _ = jax.vmap(env.reset_to)(qpos, qvel)
+        fresh, _ = _batched(env.reset_to)(qpos, qvel)
 
         def pick(a, b):
             return jnp.where(done.reshape((-1,) + (1,) * (a.ndim - 1)), a, b)
 
         return jax.tree_util.tree_map(pick, fresh, state)
 
-    return jax.jit(jax.vmap(env.step)), jax.jit(jax.vmap(env.reset_to)), jax.jit(reset_where)
+    return (
+        jax.jit(_batched(env.step)),
+        jax.jit(_batched(env.reset_to)),
+        jax.jit(reset_where),
+    )
 
 
 @cache
 def _compiled(env_id: str, dtype: str, kwargs_items: tuple, max_episode_steps: int):
     """One env and one set of jitted functions per configuration: every backend the verifier
-    makes (one per suite) reuses the compiled code (MJX compiles for tens of seconds on CPU)."""
+    makes (one per suite) reuses the compiled code (MJX compiles for tens of seconds on CPU).
+    ``max_episode_steps`` is given resolved, so the registered limit and None share one."""
     env = make(env_id, dtype, max_episode_steps, **dict(kwargs_items))
     return (env, *_jitted(env))
 
@@ -161,10 +177,12 @@ class MjxCandidate(_LastStep):
         kwargs: dict[str, Any] | None = None,
         dtype=jnp.float64,
         env: MjxEnv | None = None,
-        max_episode_steps: int = MAX_EPISODE_STEPS,
+        max_episode_steps: int | None = None,
     ):
         self.num_envs = int(num_envs)
         if env is None:
+            if max_episode_steps is None:
+                max_episode_steps = registered_max_episode_steps(env_id)
             self.env, self._step, self._reset_to, self._reset_where = _compiled(
                 env_id,
                 jnp.dtype(dtype).name,
