@@ -48,8 +48,8 @@ def sample_states(
     }
 
 
-def sample_actions(rng: np.random.Generator, n: int, nu: int) -> np.ndarray:
-    """Uniform in Gymnasium's action space [-1, 1] (every v5 locomotion actuator's range)
-    widened by 10% so MuJoCo's ctrl clamping is exercised too (the control cost uses the raw
-    action, as Gymnasium's does)."""
-    return rng.uniform(-1.1, 1.1, (n, nu)).astype(np.float32)
+def sample_actions(rng: np.random.Generator, n: int, nu: int, bound: float = 1.0) -> np.ndarray:
+    """Uniform in Gymnasium's action space [-bound, bound] (1 for most v5 envs, 2 for Pusher,
+    3 for InvertedPendulum) widened by 10% so MuJoCo's ctrl clamping is exercised too (the
+    control cost uses the raw action, as Gymnasium's does)."""
+    return rng.uniform(-1.1 * bound, 1.1 * bound, (n, nu)).astype(np.float32)

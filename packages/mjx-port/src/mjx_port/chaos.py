@@ -8,8 +8,8 @@
 
 Bar: ``port_step >= self_step`` on >= 99% of episodes, and ``tight_step >= port_step``
 elsewhere (every step before the port's divergence agrees within 1e-9). Episodes run to their
-end (TimeLimit 1000 included) with uniform random actions in [-1.1, 1.1] from
-``default_rng(seed)``; steps past an episode's end are not compared.
+end (the TimeLimit included) with uniform random actions in the action space widened by 10%
+from ``default_rng(seed)``; steps past an episode's end are not compared.
 
 ``python -m mjx_port.chaos HalfCheetah-v5 --episodes 100 --out reports/mjx/chaos`` writes
 ``<env>.json``. Not yet in ``envport verify`` (the core has no suite type for it).
@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from mjx_port.backends import GymnasiumMujoco, MjxCandidate
-from mjx_port.cases import sample_actions
+from mjx_port.port import actions_for
 
 
 def episode(
@@ -43,10 +43,10 @@ def episode(
     u.set_state(u.data.qpos + eps, u.data.qvel.copy())
     cand.reset(seed)
     rng = np.random.default_rng(seed)
-    nu = cand.env.nu
+    actions = actions_for(env_id)
     out = {"seed": seed, "port_step": None, "self_step": None, "tight_step": None, "steps": 0}
     for t in range(max_steps):
-        a = sample_actions(rng, 1, nu)
+        a = actions(rng, 1)
         ref.step(a)
         other.step(a)
         cand.step(a)

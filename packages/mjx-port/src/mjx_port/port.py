@@ -31,17 +31,34 @@ ENVS = {
     "Hopper-v5": 1000,  # random-action episodes end (fall) long before any growth shows
     "Walker2d-v5": 1000,
     "Ant-v5": 20,  # 2e-13 by step 19 (seed 3); rarely falls under random actions
+    "Swimmer-v5": 500,  # slow growth: 2e-11 by step 500, first 1e-9 at 671 and 817 (8 seeds)
+    "Reacher-v5": 50,  # whole episodes (TimeLimit 50): <= 3e-14 over 24 seeds
+    "Pusher-v5": 60,  # ~3x per 10 steps in contact: 2e-12 by 60, 9.7e-10 by 99 (1 of 16 seeds)
+    "InvertedPendulum-v5": 1000,  # random-action episodes end (the pole falls) in a few steps
+    "InvertedDoublePendulum-v5": 1000,
 }
 L1_PAIRED_STEPS = 10  # steps jit == no-jit and vmap == loop compare (l1_target)
-NU = {"HalfCheetah-v5": 6, "Hopper-v5": 3, "Walker2d-v5": 6, "Ant-v5": 8}
+NU = {
+    "HalfCheetah-v5": 6,
+    "Hopper-v5": 3,
+    "Walker2d-v5": 6,
+    "Ant-v5": 8,
+    "Swimmer-v5": 2,
+    "Reacher-v5": 2,
+    "Pusher-v5": 7,
+    "InvertedPendulum-v5": 1,
+    "InvertedDoublePendulum-v5": 1,
+}
+BOUND = {"Pusher-v5": 2.0, "InvertedPendulum-v5": 3.0}  # action space [-b, b]; others 1
 
 L2_NOTE = (
     "States from Gymnasium's own rollouts (MuJoCo C; seeded resets, uniformly random actions, a "
     "state recorded every 1-12 steps, so early steps, contact gaits, falls and pre-termination "
     "states all occur): qpos, qvel, qacc_warmstart (the Newton solver starts from it) and the "
     "episode's step count are loaded into both sides through Gymnasium's set_state and the "
-    "port's reset_to. Actions uniform in [-1.1, 1.1] (MuJoCo clamps ctrl to [-1, 1]; the "
-    "control cost uses the raw action, as in Gymnasium). Port in float64."
+    "port's reset_to. Actions uniform in the action space widened by 10% ([-1.1, 1.1]; "
+    "Pusher [-2.2, 2.2], InvertedPendulum [-3.3, 3.3]): MuJoCo clamps ctrl to the range, the "
+    "control cost uses the raw action, as in Gymnasium. Port in float64."
 )
 
 
@@ -50,24 +67,29 @@ def _x64() -> None:
     jax.config.update("jax_enable_x64", True)
 
 
-def _reference(num_envs: int, env_id: str, max_episode_steps: int = 1000):
+def _reference(num_envs: int, env_id: str, max_episode_steps: int | None = None):
     from mjx_port.backends import GymnasiumMujoco
 
     return GymnasiumMujoco(num_envs, env_id, max_episode_steps=max_episode_steps)
 
 
-def _candidate(num_envs: int, env_id: str, max_episode_steps: int = 1000):
+def _candidate(num_envs: int, env_id: str, max_episode_steps: int | None = None):
     _x64()
     from mjx_port.backends import MjxCandidate
 
     return MjxCandidate(num_envs, env_id, dtype="float64", max_episode_steps=max_episode_steps)
 
 
+def actions_for(env_id: str):
+    """The env's action sampler ``(rng, n)``: uniform in its action space widened by 10%."""
+    return partial(sample_actions, nu=NU[env_id], bound=BOUND.get(env_id, 1.0))
+
+
 def l2_suite(env_id: str, cases: int = 10_000, batch: int = 1000) -> L2Suite:
-    nu = NU[env_id]
+    actions = actions_for(env_id)
 
     def make_cases(rng, n):
-        return sample_states(rng, n, env_id), sample_actions(rng, n, nu)
+        return sample_states(rng, n, env_id), actions(rng, n)
 
     return L2Suite(
         name=f"{env_id}, float64",
@@ -84,13 +106,13 @@ def l3_suite(
     env_id: str, episodes: int = 100, horizon: int | None = None, num_envs: int = 1
 ) -> L3Suite:
     nu = NU[env_id]
-    horizon = ENVS.get(env_id, 1000) if horizon is None else horizon
+    horizon = ENVS[env_id] if horizon is None else horizon
     return L3Suite(
         name=f"{env_id}, float64, seeded resets, first {horizon} steps",
         episodes=episodes,
         make_reference=partial(_reference, num_envs, env_id, horizon),
         make_candidate=partial(_candidate, num_envs, env_id, horizon),
-        sample_actions=lambda rng, n: sample_actions(rng, n, nu),
+        sample_actions=actions_for(env_id),
         neutral_action=lambda n: np.zeros((n, nu), np.float32),
         max_steps_per_seed=horizon,
         chunk=horizon,
@@ -118,11 +140,11 @@ def l1_target(env_id: str) -> L1Target:
     within 1e-9 absolute + 1e-9 relative (the L2/L3 bar, relative for the solver's large
     internal fields) over the first 10 steps, inside every env's chaos horizon; the rest is
     exact, determinism included."""
-    nu = NU[env_id]
+    actions = actions_for(env_id)
     return L1Target(
         name=f"{env_id}, float64",
         make_env=partial(_float64_env, env_id),
-        sample_action=lambda rng: rng.uniform(-1, 1, nu).astype(np.float32),
+        sample_action=lambda rng: actions(rng, 1)[0],
         slow=True,  # an MJX compile: tens of seconds on CPU; the eager steps: seconds each
         tolerance=Tolerance(atol=TOLERANCE, rtol=TOLERANCE),
         paired_steps=L1_PAIRED_STEPS,
@@ -133,11 +155,10 @@ def l1_backend_target(env_id: str) -> L1BackendTarget:
     """The backend-level L1 checks (spec, shapes and dtypes, determinism under the same seed,
     terminal flags, no NaN, load(state()) round trip) on the float64 candidate; unlike the JAX
     env checks they compare nothing across differently compiled programs."""
-    nu = NU[env_id]
     return L1BackendTarget(
         name=f"{env_id}, float64 backend",
         make_backend=partial(_candidate, 2, env_id),
-        sample_actions=lambda rng, n: sample_actions(rng, n, nu),
+        sample_actions=actions_for(env_id),
         steps=20,
         slow=True,  # an MJX compile: tens of seconds on CPU
     )
