@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from envport.errors import EnvportError
+from envport.errors import ActionError, EnvportError
 from mjx_port.env import (
     ENV_IDS,
     RENDER_ARGS,
@@ -193,3 +193,25 @@ def test_terms_on_c_data_are_gymnasiums(env_id, x64):
             assert abs(float(ours_info[k]) - v) <= 1e-12, k
         if terminated:
             g.reset(seed=6)
+
+
+@pytest.mark.parametrize(
+    "action,message",
+    [
+        (np.zeros(5, np.float32), r"shape \(6,\), got \(5,\)"),
+        (np.zeros((1, 6), np.float32), r"shape \(6,\), got \(1, 6\)"),
+        (np.float32(0.5), r"shape \(6,\), got \(\)"),
+        (np.zeros(6, np.int32), "continuous: a float array, got dtype int32"),
+        (np.zeros(6, bool), "got dtype bool"),
+        ("forward", "float array of shape \\(6,\\), got str"),
+        ({"a": 1}, "got dict"),
+    ],
+)
+def test_a_bad_action_is_refused_before_the_physics(action, message):
+    """Shape, dtype and type are checked when the step is traced (they are static), before
+    any physics: an ActionError that says what is wrong (Gymnasium refuses a wrong shape as
+    well). Values are not: MuJoCo C takes any (clamped; a NaN zeroes ctrl, see
+    test_mjx_equivalence)."""
+    env = make("HalfCheetah-v5")
+    with pytest.raises(ActionError, match=message):
+        env.step(None, action)

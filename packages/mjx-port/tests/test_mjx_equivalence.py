@@ -95,6 +95,29 @@ def test_nan_action_as_mujoco_c(x64):
     assert np.abs(reward[2:] - [o[1] for o in out[2:]]).max() <= 1e-9
 
 
+def test_a_blown_up_state_resets_as_mujoco_c(x64):
+    """mj_step's checks: a NaN or |x| > 1e10 in qpos or qvel resets the data before forward;
+    a huge qacc after forward resets it and runs forward again. Gymnasium's MuJoCo C goes on
+    from the model's reference pose; the port does the same (MJX alone carries the NaN on)."""
+    rng = np.random.default_rng(6)
+    state = sample_states(rng, N, "HalfCheetah-v5")
+    state["qvel"][0] = 1e11  # bad qvel (mjWARN_BADQVEL)
+    state["qvel"][1] = 1e9  # finite, but qacc blows past 1e10 (mjWARN_BADQACC)
+    state["qpos"][2, 1] = np.nan  # bad qpos (mjWARN_BADQPOS)
+    ref, cand = GymnasiumMujoco(N, "HalfCheetah-v5"), MjxCandidate(N, "HalfCheetah-v5")
+    ref.load(state)
+    cand.load(state)
+    for _ in range(3):
+        actions = sample_actions(rng, N, NU["HalfCheetah-v5"])
+        ref.step(actions)
+        cand.step(actions)
+        r, c = ref.state(), cand.state()
+        for k in ("qpos", "qvel", "obs", "reward"):
+            assert np.isfinite(c[k]).all(), k
+            assert np.abs(r[k] - c[k]).max() <= PORT.tolerance[k], k
+    np.testing.assert_array_equal(np.asarray(cand._state.autoresets), [1, 1, 1, 0])
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "env_id,horizon", [("Hopper-v5", 200), ("Walker2d-v5", 200), ("Ant-v5", 20)]

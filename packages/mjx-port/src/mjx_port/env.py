@@ -22,7 +22,9 @@ What keeps the numbers equal to Gymnasium's (docs/mjx.md):
 - ``cfrc_ext`` is recomputed after the physics steps (Gymnasium calls ``mj_rnePostConstraint``);
 - constraints are solved as C 3.17 solves them: per island, with C's stopping tests
   (:mod:`mjx_port.solver`; MJX's own solve stops elsewhere when C stops short of the optimum);
-- a reset zeroes ``qacc_warmstart`` (``mj_resetData``) and runs ``forward`` (``set_state``).
+- a reset zeroes ``qacc_warmstart`` (``mj_resetData``) and runs ``forward`` (``set_state``);
+- ``mj_step``'s checks, which MJX's ``step`` lacks: a NaN or huge qpos, qvel or qacc resets the
+  data and the physics goes on from there (:meth:`MjxEnv._physics_step`).
 """
 
 from __future__ import annotations
@@ -40,12 +42,19 @@ import numpy as np
 from mujoco import mjx
 
 from envport.env import Env
-from envport.errors import EnvportError
+from envport.errors import ActionError, EnvportError
 from envport.types import Box, EnvSpec, TimeStep
 from mjx_port.contacts import c_contacts
 from mjx_port.solver import c_solver, supported
 
 GYMNASIUM_VERSION = "1.4.0"
+MJ_MAXVAL = 1e10  # mujoco's mjMAXVAL: mju_isBad's bound in mj_step's checks
+# mjx.step's integrators (the port runs forward and the integrator itself, with C's checks)
+_INTEGRATORS = {
+    mjx.IntegratorType.EULER: mjx.euler,
+    mjx.IntegratorType.RK4: mjx.rungekutta4,
+    mjx.IntegratorType.IMPLICITFAST: mjx.implicit,
+}
 
 # Gymnasium's constructor arguments that only concern rendering: accepted, without effect
 RENDER_ARGS = frozenset(
@@ -146,6 +155,9 @@ class MjxState:
     data: mjx.Data
     t: jax.Array  # steps taken in this episode (TimeLimit's elapsed steps)
     info: dict[str, jax.Array]
+    # MuJoCo C's automatic resets this episode (a NaN or |x| > 1e10 in qpos, qvel or qacc at
+    # a physics step: mj_step's checks, ``mjWARN_BADQPOS/QVEL/QACC``); see ``_physics_step``
+    autoresets: jax.Array = field(default_factory=lambda: jnp.zeros((), jnp.int32))
 
 
 def _numpy_pairwise_sum(x: jax.Array, rnd=lambda v: v) -> jax.Array:
@@ -411,8 +423,63 @@ class MjxEnv(Env[MjxState]):
         return state, TimeStep(self._obs(d), zero, jnp.bool_(False), jnp.bool_(False))
 
     # -- step ---------------------------------------------------------------------------------
+    def _check_action(self, action) -> jax.Array:
+        """The action as Gymnasium's ``do_simulation`` takes it, or ActionError (at trace time:
+        shape and dtype are static). Values are not checked: a jitted step cannot raise, and
+        MuJoCo C takes any value (clamped to the actuator range; a NaN zeroes ctrl)."""
+        try:
+            a = jnp.asarray(action)
+        except TypeError as e:
+            raise ActionError(
+                f"{self.env_id}: the action must be a float array of shape ({self.nu},), "
+                f"got {type(action).__name__}: {e}"
+            ) from None
+        if a.shape != (self.nu,):
+            # Gymnasium refuses it too ("Action dimension mismatch")
+            raise ActionError(
+                f"{self.env_id}: the action must have shape ({self.nu},), got {a.shape}"
+            )
+        if not jnp.issubdtype(a.dtype, jnp.floating):
+            raise ActionError(
+                f"{self.env_id}: actions are continuous: a float array, got dtype {a.dtype}"
+            )
+        return a.astype(jnp.float32)
+
+    def _reset_forwarded(self) -> mjx.Data:
+        """``mj_resetData`` then ``mj_forward``: the data an automatic reset leaves before its
+        integration, the same for every env of a batch. Computed once, when the step is first
+        traced (a constant of the compiled step, not a forward pass per step)."""
+        if not hasattr(self, "_reset_fwd"):
+            with jax.ensure_compile_time_eval(), c_contacts(), c_solver():
+                self._reset_fwd = jax.jit(lambda d: mjx.forward(self.model, d))(self._data0)
+        return self._reset_fwd
+
+    def _physics_step(self, d: mjx.Data, resets: jax.Array) -> tuple[mjx.Data, jax.Array]:
+        """One ``mj_step``, with its checks: a bad qpos or qvel (NaN, or |x| > mjMAXVAL = 1e10)
+        resets the data (``mj_resetData``: the model's qpos0, zero velocities, ctrl and
+        warm start, time 0) before ``forward``; a bad qacc after ``forward`` resets it and runs
+        ``forward`` again; then the integrator. MJX's ``step`` has none of these checks, so a
+        blown-up state would carry NaN on; C goes on from the reset pose (and prints a
+        warning), and so does the port (``MjxState.autoresets`` counts them). The ctrl stays
+        zero for the rest of the env step, as in C (Gymnasium sets ctrl once per env step)."""
+
+        def bad(x):
+            return jnp.any(~(jnp.abs(x) <= MJ_MAXVAL))  # NaN compares False
+
+        def reset_if(flag, data, fresh):
+            # (astype: make_data's tendon index fields are int32 where a step's are int64)
+            return jax.tree.map(lambda a, b: jnp.where(flag, a, b).astype(b.dtype), fresh, data)
+
+        bad_state = bad(d.qpos) | bad(d.qvel)
+        d = reset_if(bad_state, d, self._data0)
+        d = mjx.forward(self.model, d)
+        bad_acc = bad(d.qacc)
+        d = reset_if(bad_acc, d, self._reset_forwarded())
+        d = _INTEGRATORS[self.model.opt.integrator](self.model, d)
+        return d, resets + (bad_state | bad_acc).astype(jnp.int32)
+
     def step(self, state: MjxState, action) -> tuple[MjxState, TimeStep]:
-        action = jnp.asarray(action, jnp.float32).reshape(self.nu)
+        action = self._check_action(action)
         d = state.data
         before = self._position(d)
         # MuJoCo C clamps ctrl to the actuator range, then zeroes the whole ctrl vector for the
@@ -423,7 +490,9 @@ class MjxEnv(Env[MjxState]):
         # MuJoCo C's plane-capsule contact frame and constraint solve (mjx_port.contacts,
         # mjx_port.solver)
         with c_contacts(), c_solver():
-            d = jax.lax.fori_loop(0, self.frame_skip, lambda _, x: mjx.step(self.model, x), d)
+            d, resets = jax.lax.fori_loop(
+                0, self.frame_skip, lambda _, c: self._physics_step(*c), (d, state.autoresets)
+            )
         if self.needs_cfrc_ext:
             d = mjx.rne_postconstraint(self.model, d)
         obs = self._obs(d)
@@ -431,7 +500,7 @@ class MjxEnv(Env[MjxState]):
         t = state.t + 1
         truncated = t >= self.max_episode_steps
         return (
-            MjxState(data=d, t=t, info=info),
+            MjxState(data=d, t=t, info=info, autoresets=resets),
             TimeStep(
                 obs, jnp.asarray(reward, self.dtype), jnp.asarray(terminated, bool), truncated
             ),
