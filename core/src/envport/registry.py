@@ -107,6 +107,37 @@ class L3Suite:
 
 
 @dataclass
+class ChaosSuite:
+    """L3 for chaotic dynamics (physics), where no fixed tolerance can hold over a long episode
+    for any implementation, the reference included: per seeded episode, the first step at which
+    candidate and reference differ by more than ``threshold`` on ``fields`` (the candidate's
+    divergence step), next to the first step at which the reference differs by as much from
+    itself started from its reset state perturbed by ``eps`` (``perturb(state, eps)``, loaded
+    into a second reference: the reference's own chaos horizon). The suite passes when the
+    candidate's divergence is never earlier than the reference's own horizon on at least
+    ``share`` of the episodes (an episode where neither diverges passes).
+
+    Backends have one env (``make_reference()``, ``make_candidate()``); each episode is reset
+    with its seed and stepped with actions from ``default_rng(seed)`` until its first episode
+    ends on either side, both steps are known, or ``max_steps``. A step where ``terminated`` or
+    ``truncated`` differ counts as a divergence at that step.
+    """
+
+    name: str
+    make_reference: Callable[[], Backend]
+    make_candidate: Callable[[], Backend]
+    perturb: Callable[[CanonicalState, float], CanonicalState]
+    sample_actions: ActionSampler
+    episodes: int = 100
+    threshold: float = 1e-6
+    eps: float = 1e-12
+    fields: tuple[str, ...] = ()  # compared fields (float); () = every float field
+    max_steps: int = 1000
+    share: float = 0.99
+    note: str | Callable[[], str] = ""
+
+
+@dataclass
 class L4Suite:
     """A fixed policy (trained or built in) evaluated on both backends; a two one-sided test
     (TOST) says whether the mean episode score is equivalent within ``margin``.
@@ -265,6 +296,9 @@ class EnvPort:
     l1: Sequence[L1Target | L1BackendTarget] = ()
     l2: Sequence[L2Suite] = ()
     l3: Sequence[L3Suite] = ()
+    # L3 for chaotic physics: the candidate's divergence step against the reference's own
+    # chaos horizon (run with L3)
+    chaos: Sequence[ChaosSuite] = ()
     l4: Sequence[L4Suite] = ()
     # L4 suites of trained policies, built when L4 runs (they need ``envport[train]``)
     transfer: Sequence[PolicyTransfer] = ()

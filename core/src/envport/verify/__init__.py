@@ -45,7 +45,7 @@ def run(port: EnvPort, out_dir: Path = Path("reports"), scale: float = 1.0,
         l4 += transfer_suites(port, Path(out_dir), progress=progress)
     result = run_suites(
         port.name, port.reference, port.candidate, l1=port.l1, l2=port.l2, l3=port.l3,
-        l4=l4, tolerance=port.tolerance, levels=levels, scale=scale, workers=workers,
+        l4=l4, chaos=port.chaos, tolerance=port.tolerance, levels=levels, scale=scale, workers=workers,
         ray=ray, progress=progress, regressions_dir=Path(out_dir) / port.name / "regressions")
     report = result.report
     report["report_paths"] = [str(p) for p in write_reports(report, Path(out_dir))]

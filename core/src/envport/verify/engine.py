@@ -17,7 +17,7 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from envport.errors import EnvportError
-from envport.registry import L1BackendTarget, L1Target, L2Suite, L3Suite, L4Suite
+from envport.registry import ChaosSuite, L1BackendTarget, L1Target, L2Suite, L3Suite, L4Suite
 from envport.verify.diff import Tolerance, ToleranceSpec, as_tolerance
 from envport.verify.l2 import L2Result, run_l2
 from envport.verify.l3 import Divergence, L3Result, run_l3
@@ -90,7 +90,11 @@ def _level_text(level: str, v: dict) -> str:
     if level == "L2":
         return f"{v['cases']} cases, {v['mismatches']} mismatches"
     if level == "L3":
-        return f"{v['episodes']} episodes, {v['steps']} env-steps, {v['mismatches']} mismatches"
+        text = f"{v['episodes']} episodes, {v['steps']} env-steps, {v['mismatches']} mismatches"
+        if "chaos" in v:
+            c = v["chaos"]
+            text += f"; chaos horizon {c['passed']}/{c['suites']} suites passed"
+        return text
     return f"{v.get('suites', 0)} suite(s), equivalent={v.get('equivalent')}"
 
 
@@ -130,15 +134,16 @@ def run_suites(
     name: str, reference: str, candidate: str, *,
     l1: Sequence[L1Target | L1BackendTarget] = (), l2: Sequence[L2Suite] = (),
     l3: Sequence[L3Suite] = (), l4: Sequence[L4Suite] = (),
-    tolerance: ToleranceSpec = 0.0, levels: Sequence[str] | None = None,
+    chaos: Sequence[ChaosSuite] = (), tolerance: ToleranceSpec = 0.0, levels: Sequence[str] | None = None,
     required: set[str] | None = None, scale: float = 1.0, workers: int | None = 1,
     ray: str | bool | None = None, progress: bool = False,
     regressions_dir: Path | None = None, stop_after: int = 1,
 ) -> Comparison:
     """Run ``levels`` (default: all) over the suites and return a :class:`Comparison`.
 
-    ``scale`` multiplies the L2 case, L3 episode and L4 episode budgets (>= 1 case or episode
-    for L2/L3, >= 2 episodes per backend for L4). L2 batches and L3 seeds run on ``workers``
+    ``scale`` multiplies the L2 case, L3 episode (chaos suites' too) and L4 episode budgets
+    (>= 1 case or episode for L2/L3, >= 2 episodes per backend for L4). ``chaos`` suites run
+    with L3, in this process, and L3 passes only if each passes. L2 batches and L3 seeds run on ``workers``
     worker processes (or Ray actors with ``ray``; None: one per core); the report is the same
     for any number.
     Equivalence is claimed only when every level of ``required`` (default: L1, L2, L3, and L4
@@ -176,6 +181,8 @@ def run_suites(
         for level in ("L2", "L3"):
             if level in levels:
                 ok &= _empty(level, out)
+    if "L3" in levels and chaos:
+        ok &= _chaos(chaos, out, scale, progress)
     if "L4" in levels:
         ok &= _level4(l4, out, scale, progress)
     report["equivalent"] = bool(ok and required <= set(report["levels"]))
@@ -275,6 +282,23 @@ def _level3(plan: ShardPlan, executor, out: Comparison, scale: float, progress: 
     report["levels"]["L3"] = agg
     report["details"]["L3"] = details
     return complete and agg["mismatches"] == 0 and agg["episodes"] > 0
+
+
+def _chaos(suites: Sequence[ChaosSuite], out: Comparison, scale: float, progress: bool) -> bool:
+    from envport.verify.chaos import run_chaos
+
+    details = []
+    for suite in suites:
+        episodes = max(1, int(suite.episodes * scale))
+        with _bar(episodes, f"L3 chaos {suite.name}", "episode", progress) as bar:
+            res = run_chaos(suite, episodes, progress=bar.update)
+        details.append(res.to_json() | {"note": _note(suite)})
+    level = out.report["levels"].setdefault("L3", {"episodes": 0, "steps": 0, "mismatches": 0,
+                                                   "max_abs_err": 0.0})
+    level["chaos"] = {"suites": len(details), "passed": sum(d["passed"] for d in details),
+                      "episodes": sum(d["episodes"] for d in details)}
+    out.report["details"]["L3 chaos"] = details
+    return all(d["passed"] for d in details)
 
 
 def _level4(suites: Sequence[L4Suite], out: Comparison, scale: float, progress: bool) -> bool:

@@ -26,6 +26,7 @@ def write_reports(report: dict, out_dir: Path) -> tuple[Path, Path]:
     text = json.dumps(strict_json(json.loads(json.dumps(report, default=str))), indent=2,
                       allow_nan=False)
     json_path.write_text(text + "\n")
+    _chaos_plots(report, env_dir)
     md_path.write_text(render_markdown(report))
     return json_path, md_path
 
@@ -72,6 +73,10 @@ def render_markdown(r: dict) -> str:
         l3 = lv["L3"]
         lines.append(f"| L3 rollout | {l3['episodes']} episodes, {l3['steps']} env-steps, "
                      f"{l3['mismatches']} mismatches, max abs err {l3['max_abs_err']} |")
+        if "chaos" in l3:
+            c = l3["chaos"]
+            lines.append(f"| L3 chaos horizon | {c['passed']}/{c['suites']} suites passed, "
+                         f"{c['episodes']} episodes |")
     if "L4" in lv:
         lines.append(f"| L4 transfer | {_l4_summary(lv['L4'], r.get('details', {}).get('L4') or [])} |")
     lines.append("")
@@ -100,6 +105,8 @@ def render_markdown(r: dict) -> str:
                     notes.setdefault(s["note"], []).append(s["suite"])
             for note, suites in notes.items():
                 lines += [f"*{', '.join(suites)}*: {note}", ""]
+    if r.get("details", {}).get("L3 chaos"):
+        lines += _chaos_section(r["details"]["L3 chaos"])
     if r.get("details", {}).get("L4"):
         lines += _l4_section(r["details"]["L4"])
     fd = r.get("first_divergence")
@@ -168,4 +175,40 @@ def _l4_section(details: list[dict]) -> list[str]:
         if d.get("policy"):
             lines += [f"*{d['suite']}* policy: "
                       + ", ".join(f"{k} {v}" for k, v in d["policy"].items()), ""]
+    return lines
+
+
+def _chaos_plot_name(suite: str) -> str:
+    return "chaos/" + "".join(c if c.isalnum() or c in "-." else "_" for c in suite) + ".png"
+
+
+def _chaos_plots(report: dict, env_dir: Path) -> None:
+    details = report.get("details", {}).get("L3 chaos") or []
+    if not details:
+        return
+    from envport.verify.chaos import plot
+
+    (env_dir / "chaos").mkdir(exist_ok=True)
+    for d in details:
+        plot(d, env_dir / _chaos_plot_name(d["suite"]))
+
+
+def _chaos_section(details: list[dict]) -> list[str]:
+    lines = ["## L3 chaos horizon", "",
+             "Per episode: the first step where the candidate leaves the reference by more than "
+             "the threshold, against the first step where the reference leaves itself started "
+             "`eps` away (its own chaos horizon). Passes when the candidate is never earlier "
+             "on the required share of episodes.", "",
+             "| suite | episodes | not before the reference's horizon | required | threshold "
+             "| eps | median step: candidate / reference | passed | plot |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for d in details:
+        medians = f"{d['candidate_median_step']} / {d['reference_median_step']}"
+        lines.append(f"| {d['suite']} | {d['episodes']} | {d['share_not_before_reference']:.1%} "
+                     f"| {d['share_required']:.0%} | {d['threshold']:g} | {d['eps']:g} "
+                     f"| {medians} | {_yes(d['passed'])} | {_chaos_plot_name(d['suite'])} |")
+    lines.append("")
+    for d in details:
+        if d.get("note"):
+            lines += [f"*{d['suite']}*: {d['note']}", ""]
     return lines
