@@ -145,3 +145,85 @@ def test_mjx_capsule_cylinder_differs_from_c(capsule_cylinder, name):
 def test_port_capsule_cylinder_is_cs(capsule_cylinder, name):
     c, _, port = capsule_cylinder[name]
     assert _apart(port, c) < 1e-12
+
+
+# --- capsule-capsule ----------------------------------------------------------------------------
+
+# Hopper's torso-foot contact (the fallen Hopper's foot against its torso, issue 22's long
+# episodes): capsules of Hopper's sizes (radius 0.05 / 0.06) as free bodies, the second at the
+# origin along x; the first placed by (center, axis). MJX's nearest segment points regularize the
+# lines' determinant by 1e-6 (its contact moved by 1e-6, its normal by 2e-5 on Hopper's state).
+CAP_XML = """
+<mujoco>
+  <worldbody>
+    <body><freejoint/><geom type="capsule" size="0.05 0.2"/></body>
+    <body><freejoint/><geom type="capsule" size="0.06 0.195"/></body>
+  </worldbody>
+</mujoco>
+"""
+CAP_PLACEMENTS = {
+    # the lines' nearest points inside both segments
+    "crossing": ((0.05, 0.02, 0.105), (0.3, 1.0, 0.2)),
+    # the first segment's end clipped (C: x1 = -1, then x2 from it), as on Hopper's state
+    "end against the side": ((0.1, 0.0, 0.284), (0.5, 0.0, 1.0)),
+    # the second segment's end clipped (C: x2 = 1, then x1 from it)
+    "side against the end": ((0.4, 0.0, 0.0), (1.0, 0.0, 0.6)),
+    # parallel axes (C's |det| < mjMINVAL branch): C's first contact in the port's one slot
+    "parallel, overlapping": ((0.1, 0.0, 0.105), (1.0, 0.0, 0.0)),
+}
+
+
+@pytest.fixture(scope="module")
+def capsule_capsule(x64):
+    """Per placement: C's contacts (dist, pos, normal), MJX's own and the port's active ones."""
+    model = mujoco.MjModel.from_xml_string(CAP_XML)
+    mx = mjx.put_model(model)
+
+    def collide(d):
+        return collision_driver.collision(mx, d)._impl.contact
+
+    def collide_port(d):
+        with c_contacts():
+            return collision_driver.collision(mx, d)._impl.contact
+
+    own, port = jax.jit(collide), jax.jit(collide_port)
+    out = {}
+    for name, (pos, axis) in CAP_PLACEMENTS.items():
+        data = mujoco.MjData(model)
+        data.qpos[:3], data.qpos[3:7] = pos, _quat(axis)
+        data.qpos[10:14] = _quat((1.0, 0.0, 0.0))
+        mujoco.mj_forward(model, data)
+        c = [(k.dist, k.pos.copy(), k.frame[:3].copy()) for k in data.contact[: data.ncon]]
+        # the geoms' poses only (mjx.put_data refuses C's two contacts for a one-slot pair)
+        poses = mujoco.MjData(model)
+        poses.qpos[:] = data.qpos
+        mujoco.mj_kinematics(model, poses)
+        dx = mjx.put_data(model, poses)
+        sides = []
+        for f in (own, port):
+            con = f(dx)
+            dist, active = np.asarray(con.dist), np.asarray(con.dist < con.includemargin)
+            pos, normal = np.asarray(con.pos), np.asarray(con.frame)[:, 0]
+            sides.append([(dist[i], pos[i], normal[i]) for i in np.flatnonzero(active)])
+        out[name] = (c, *sides)
+    return out
+
+
+def test_capsule_capsule_placements_touch(capsule_capsule):
+    counts = {name: len(v[0]) for name, v in capsule_capsule.items()}
+    assert counts == {"crossing": 1, "end against the side": 1, "side against the end": 1,
+                      "parallel, overlapping": 2}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ["end against the side", "side against the end"])
+def test_mjx_capsule_capsule_differs_from_c_where_clipped(capsule_capsule, name):
+    c, mjx_own, _ = capsule_capsule[name]
+    assert _apart(mjx_own, c) > 1e-9  # MJX's regularized nearest points: the behaviour we fix
+
+
+@pytest.mark.parametrize("name", CAP_PLACEMENTS)
+def test_port_capsule_capsule_is_cs(capsule_capsule, name):
+    c, _, port = capsule_capsule[name]
+    if name.startswith("parallel"):
+        c = c[:1]  # the port's one slot holds C's first contact
+    assert _apart(port, c) < 1e-12

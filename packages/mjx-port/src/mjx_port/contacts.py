@@ -394,6 +394,87 @@ def plane_capsule(plane, cap):
     return jax.tree_util.tree_map(lambda *x: jnp.concatenate(x), *out)
 
 
+def _sphere_sphere(pos1, r1, axis1, pos2, r2, axis2, margin):
+    """C's ``mjraw_SphereSphere``: (found, dist, pos, normal); ``axis1``/``axis2`` (the geoms'
+    z axes) give the normal when the centres coincide."""
+    dif = pos1 - pos2
+    cdist_sqr = _dot(dif, dif)
+    min_dist = margin + r1 + r2
+    found = ~(cdist_sqr > min_dist * min_dist)
+    dist = jnp.sqrt(cdist_sqr) - r1 - r2
+    v = pos2 - pos1
+    length = jnp.sqrt(_dot(v, v))
+    normal = jnp.where(length < MINVAL, _normalize(_cross(axis1, axis2)), _normalize(v))
+    pos = normal * (r1 + dist / 2) + pos1
+    return found, dist, pos, normal
+
+
+def capsule_capsule_contact(pos1, mat1, size1, pos2, mat2, size2, margin):
+    """C's ``mjraw_CapsuleCapsule`` with one contact slot: (found, dist, pos, normal). The
+    nearest points of the two segments by C's clipping sequence (MJX's
+    ``closest_segment_to_segment_points`` regularizes the lines' determinant by 1e-6, which
+    moved Hopper's torso-foot contact by 1e-6 and its normal by 2e-5). Parallel axes
+    (``|det| < mjMINVAL``): C's first contact; C may add a second there, which the port's one
+    slot (MJX's ``make_data`` sizing) cannot hold."""
+    z1, z2 = mat1[:, 2], mat2[:, 2]
+    axis1, axis2 = z1 * size1[1], z2 * size2[1]
+    dif = pos1 - pos2
+    ma, mb, mc = _dot(axis1, axis1), -_dot(axis1, axis2), _dot(axis2, axis2)
+    u, v = -_dot(axis1, dif), _dot(axis2, dif)
+    det = ma * mc - mb * mb
+    r1, r2 = size1[0], size2[0]
+
+    def at(x1, x2):
+        return _sphere_sphere(axis1 * x1 + pos1, r1, z1, axis2 * x2 + pos2, r2, z2, margin)
+
+    # general configuration: the lines' nearest points, clipped to the segments in C's order
+    safe = jnp.where(jnp.abs(det) >= MINVAL, det, 1.0)
+    x1 = (mc * u - mb * v) / safe
+    x2 = (ma * v - mb * u) / safe
+    x1, x2 = (
+        jnp.where(x1 > 1, 1.0, jnp.where(x1 < -1, -1.0, x1)),
+        jnp.where(x1 > 1, (v - mb) / mc, jnp.where(x1 < -1, (v + mb) / mc, x2)),
+    )
+    x1 = jnp.where(
+        x2 > 1,
+        jnp.clip((u - mb) / ma, -1, 1),
+        jnp.where(x2 < -1, jnp.clip((u + mb) / ma, -1, 1), x1),
+    )
+    x2 = jnp.clip(x2, -1, 1)
+    general = at(x1, x2)
+    # parallel axes: C tries the segments' ends in this order; the first found is its con[0]
+    ends = [
+        at(1.0, jnp.clip((v - mb) / mc, -1, 1)),
+        at(-1.0, jnp.clip((v + mb) / mc, -1, 1)),
+        at(jnp.clip((u - mb) / ma, -1, 1), 1.0),
+        at(jnp.clip((u + mb) / ma, -1, 1), -1.0),
+    ]
+    parallel = ends[-1]
+    for end in reversed(ends[:-1]):
+        parallel = jax.tree_util.tree_map(lambda a, b, f=end[0]: jnp.where(f, a, b), end, parallel)
+    is_general = jnp.abs(det) >= MINVAL
+    return jax.tree_util.tree_map(lambda a, b: jnp.where(is_general, a, b), general, parallel)
+
+
+def capsule_capsule(m, d, key, geom):
+    """MJX collider (one contact slot per pair, as MJX's own): C's capsule-capsule contact
+    (:func:`capsule_capsule_contact`) with C's frame; an inactive slot where C finds none."""
+    g1, g2 = geom.T
+    margin = m.geom_margin[g1] + m.geom_margin[g2]
+
+    def one(p1, m1, s1, p2, m2, s2, mg):
+        found, dist, pos, normal = capsule_capsule_contact(p1, m1, s1, p2, m2, s2, mg)
+        return jnp.where(found, dist, FAR), pos, _make_frame(normal)
+
+    return jax.vmap(one)(
+        d.geom_xpos[g1], d.geom_xmat[g1], m.geom_size[g1],
+        d.geom_xpos[g2], d.geom_xmat[g2], m.geom_size[g2], margin,
+    )  # fmt: skip
+
+
+capsule_capsule.ncon = 1
+
+
 def capsule_cylinder(m, d, key, geom):
     """MJX collider (two contact slots per pair, as MJX's own, so the data's shapes stay):
     C's single contact in the first slot and an inactive second slot where the capsule's segment
@@ -437,14 +518,20 @@ capsule_cylinder.ncon = MJX_CAPSULE_CYLINDER.ncon  # 2: make_data sized the cont
 
 PLANE_CAPSULE = (GeomType.PLANE, GeomType.CAPSULE)
 CAPSULE_CYLINDER = (GeomType.CAPSULE, GeomType.CYLINDER)
+CAPSULE_CAPSULE = (GeomType.CAPSULE, GeomType.CAPSULE)
 KEY = PLANE_CAPSULE  # the first pair swapped (kept for callers of the earlier module)
-SWAPS = {PLANE_CAPSULE: plane_capsule, CAPSULE_CYLINDER: capsule_cylinder}
+SWAPS = {
+    PLANE_CAPSULE: plane_capsule,
+    CAPSULE_CYLINDER: capsule_cylinder,
+    CAPSULE_CAPSULE: capsule_capsule,
+}
 
 
 @contextlib.contextmanager
 def c_contacts():
     """While active (wrap the traced code: MJX picks colliders at trace time), plane-capsule
-    contacts use :func:`plane_capsule` and capsule-cylinder contacts :func:`capsule_cylinder`."""
+    contacts use :func:`plane_capsule`, capsule-cylinder contacts :func:`capsule_cylinder` and
+    capsule-capsule contacts :func:`capsule_capsule`."""
     table = collision_driver._COLLISION_FUNC
     before = {k: table[k] for k in SWAPS}
     table.update(SWAPS)
