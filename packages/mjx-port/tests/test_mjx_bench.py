@@ -1,6 +1,10 @@
+import json
+import time
+
 import numpy as np
 import pytest
 
+from mjx_port import bench
 from mjx_port.bench import _gymnasium_stepper, _port_rollout
 
 
@@ -21,11 +25,42 @@ def test_port_rollout_runs():
     steps(3)
 
 
-@pytest.mark.slow
-def test_chaos_episode_reports_the_three_steps(x64):
-    from mjx_port.backends import MjxCandidate
-    from mjx_port.chaos import episode
+def test_brax_anchor_builds_halfcheetah_with_the_port_s_action_size():
+    """Brax (mjx-port[bench]) is installed and its MJX HalfCheetah takes 6 actions, as the
+    port's does (no compile: the steppers' test is slow)."""
+    env = bench._brax_env("HalfCheetah-v5")
+    assert env.action_size == 6  # (observation_size would run an unjitted reset: a minute)
 
-    row = episode("HalfCheetah-v5", 0, MjxCandidate(1, "HalfCheetah-v5"), max_steps=200)
-    assert row["self_step"] is not None and 0 < row["self_step"] < 200  # C is chaotic here
-    assert row["tight_step"] is None or row["tight_step"] > 0
+
+def _fake_rollout(n, fail_at=None):
+    if fail_at is not None and n >= fail_at:
+        raise MemoryError("fake")
+    return (lambda k: time.sleep(2e-6 * k * n)), 0.5
+
+
+def test_anchors_report_ratios_skips_and_files(tmp_path, monkeypatch):
+    """The anchors' report on stand-in rollouts (no compile): port / each anchor per batch
+    size, an anchor out of memory skipped at larger sizes, Gymnasium above its cap skipped,
+    both files written; Gymnasium's stepper is the real one (cheap)."""
+    monkeypatch.setattr(bench, "anchor_rollouts", lambda env_id: {
+        "port": _fake_rollout, "mjx": lambda n: _fake_rollout(n, fail_at=2)})
+    report = bench.run_anchors("HalfCheetah-v5", (1, 2), 0.02, ("port", "mjx", "gymnasium"),
+                               gymnasium_max=1, out_dir=tmp_path, progress=False)
+    one, two = report["rows"]
+    assert one["port"]["sps"] > 0 and one["port"]["compile_s"] == 0.5
+    assert set(one["ratios"]) == {"port/mjx", "port/gymnasium"}
+    assert two["mjx"]["skipped"] == "out of memory at num_envs=2"
+    assert two["gymnasium"]["skipped"] == "num_envs > 1" and set(two["ratios"]) == set()
+    assert json.loads((tmp_path / "bench_anchors.json").read_text())["batch_sizes"] == [1, 2]
+    md = (tmp_path / "bench_anchors.md").read_text()
+    assert "| num_envs | port | mjx | gymnasium | port/mjx | port/gymnasium |" in md
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("anchor", ["mjx", "mjx-c", "brax"])
+def test_jitted_anchors_step(anchor):
+    """Each jitted anchor compiles and steps (2 envs, 2 steps; 20-70 s a compile on CPU)."""
+    steps, compile_s = bench.anchor_rollouts("HalfCheetah-v5")[anchor](2)
+    assert compile_s > 0
+    steps(2)
+

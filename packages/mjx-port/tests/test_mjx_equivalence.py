@@ -142,3 +142,30 @@ def test_a_loaded_state_at_the_time_limit_truncates(x64):
     cand.load(state)
     assert ref.step(actions).truncated.all() and cand.step(actions).truncated.all()
     np.testing.assert_array_equal(ref.state()["t"], cand.state()["t"])
+
+
+def test_chaos_suites_are_declared_for_every_env():
+    from mjx_port.chaos import LONG_EPISODES
+    from mjx_port.port import ENVS
+
+    names = [s.name for s in PORT.chaos]
+    assert len(names) == len(ENVS) + len(LONG_EPISODES) and len(set(names)) == len(names)
+    assert all(any(n.startswith(f"{e}, float64") for n in names) for e in ENVS)
+    # the issue's bar: 1e-6 against C's own horizon from qpos + 1e-12, 99% of 100 episodes
+    assert {(s.threshold, s.eps, s.share, s.episodes) for s in PORT.chaos} == {
+        (1e-6, 1e-12, 0.99, 100)}
+
+
+@pytest.mark.slow
+def test_halfcheetah_is_not_earlier_than_cs_own_chaos_horizon(x64):
+    """The issue's L3 bar on 10 seeded episodes (measured: the port parts at 1e-6 30-60 steps
+    after C parts from itself started 1e-12 away)."""
+    from envport.verify.chaos import run_chaos
+
+    suite = PORT.chaos[0]
+    assert suite.name == "HalfCheetah-v5, float64, 1e-6 vs C + 1e-12"
+    res = run_chaos(suite, episodes=10)
+    assert res.passed and res.share == 1.0
+    # both sides do part within the episode: the comparison is not vacuous
+    assert all(e.candidate_step is not None and e.reference_step is not None
+               for e in res.episodes)

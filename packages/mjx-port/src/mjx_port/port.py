@@ -18,10 +18,20 @@ import jax
 import numpy as np
 
 from envport import Tolerance
-from envport.registry import EnvPort, L1BackendTarget, L1Target, L2Suite, L3Suite
+from envport.registry import (
+    EnvPort,
+    ExtraBench,
+    L1BackendTarget,
+    L1Target,
+    L2Suite,
+    L3Suite,
+)
 from mjx_port import __version__
-from mjx_port.bench import bench_target
+from mjx_port.bench import anchors_extra, bench_target
 from mjx_port.cases import sample_actions, sample_states
+from mjx_port.chaos import chaos_suites
+from mjx_port.train import TARGETS as TRAIN_TARGETS
+from mjx_port.train import train_commands
 
 TOLERANCE = 1e-9
 # env -> L3 horizon in env steps (episodes truncated there on both sides), inside the steps at
@@ -164,6 +174,16 @@ def l1_backend_target(env_id: str) -> L1BackendTarget:
     )
 
 
+def session_commands(stage: str, args: list[str]) -> list[list[str]]:
+    """``train`` without arguments: each training target once (``train.train_commands``);
+    everything else the core's default."""
+    from envport.sessions import default_commands
+
+    if stage == "train" and not args:
+        return train_commands()
+    return default_commands(PORT, stage, args)
+
+
 def check_reference() -> None:
     from mjx_port.env import _gym_classes
 
@@ -194,7 +214,17 @@ PORT = EnvPort(
     l1=[l1_target(e) for e in ENVS],
     l2=[l2_suite(e) for e in ENVS],
     l3=[l3_suite(e) for e in ENVS],
+    # the issue's L3 bar: the port's divergence step against C's own chaos horizon, per env at
+    # 1e-6 (C + 1e-12) and at 1e-9 (C + 1e-15) (mjx_port.chaos, docs/mjx.md)
+    chaos=[s for e in ENVS for s in chaos_suites(e, actions_for(e))],
     bench=[bench_target("HalfCheetah-v5", NU["HalfCheetah-v5"], a) for a in (False, True)],
     # MJX on CPU: small batches (issue 22: a scan at 1,024 did not finish in minutes)
     bench_batch_sizes=(1, 8, 64),
+    # PPO on HalfCheetah-v5 (the default) and Hopper-v5, float32 (mjx_port.train)
+    train=TRAIN_TARGETS,
+    session_commands=session_commands,
+    # the port beside raw mjx.step, mjx.step with the port's physics, Brax and Gymnasium
+    # (mjx_port.bench: bench_anchors.{json,md})
+    extra_benches=[ExtraBench("anchors", anchors_extra,
+                              outputs="bench_anchors.json, bench_anchors.md")],
 )
