@@ -93,10 +93,10 @@ def _quat(axis):
     return np.r_[np.cos(np.arctan2(s, c) / 2), np.sin(np.arctan2(s, c) / 2) * v / s]
 
 
-@pytest.fixture(scope="module")
-def capsule_cylinder(x64):
-    """Per placement: C's contacts (dist, pos, normal), MJX's own and the port's active ones."""
-    model = mujoco.MjModel.from_xml_string(CC_XML)
+def collide_placements(xml, placements, second_quat):
+    """Per placement (the first body's center and axis; the second body at the origin, turned by
+    ``second_quat``): C's contacts (dist, pos, normal), MJX's own and the port's active ones."""
+    model = mujoco.MjModel.from_xml_string(xml)
     mx = mjx.put_model(model)
 
     def collide(d):
@@ -108,13 +108,17 @@ def capsule_cylinder(x64):
 
     own, port = jax.jit(collide), jax.jit(collide_port)
     out = {}
-    for name, (pos, axis) in PLACEMENTS.items():
+    for name, (pos, axis) in placements.items():
         data = mujoco.MjData(model)
         data.qpos[:3], data.qpos[3:7] = pos, _quat(axis)
-        data.qpos[10] = 1.0
+        data.qpos[10:14] = second_quat
         mujoco.mj_forward(model, data)
         c = [(k.dist, k.pos.copy(), k.frame[:3].copy()) for k in data.contact[: data.ncon]]
-        dx = mjx.put_data(model, data)
+        # the geoms' poses only (mjx.put_data refuses C's two contacts for a one-slot pair)
+        poses = mujoco.MjData(model)
+        poses.qpos[:] = data.qpos
+        mujoco.mj_kinematics(model, poses)
+        dx = mjx.put_data(model, poses)
         sides = []
         for f in (own, port):
             con = f(dx)
@@ -123,6 +127,11 @@ def capsule_cylinder(x64):
             sides.append([(dist[i], pos[i], normal[i]) for i in np.flatnonzero(active)])
         out[name] = (c, *sides)
     return out
+
+
+@pytest.fixture(scope="module")
+def capsule_cylinder(x64):
+    return collide_placements(CC_XML, PLACEMENTS, (1.0, 0.0, 0.0, 0.0))
 
 
 def _apart(a, b) -> float:
@@ -175,38 +184,7 @@ CAP_PLACEMENTS = {
 
 @pytest.fixture(scope="module")
 def capsule_capsule(x64):
-    """Per placement: C's contacts (dist, pos, normal), MJX's own and the port's active ones."""
-    model = mujoco.MjModel.from_xml_string(CAP_XML)
-    mx = mjx.put_model(model)
-
-    def collide(d):
-        return collision_driver.collision(mx, d)._impl.contact
-
-    def collide_port(d):
-        with c_contacts():
-            return collision_driver.collision(mx, d)._impl.contact
-
-    own, port = jax.jit(collide), jax.jit(collide_port)
-    out = {}
-    for name, (pos, axis) in CAP_PLACEMENTS.items():
-        data = mujoco.MjData(model)
-        data.qpos[:3], data.qpos[3:7] = pos, _quat(axis)
-        data.qpos[10:14] = _quat((1.0, 0.0, 0.0))
-        mujoco.mj_forward(model, data)
-        c = [(k.dist, k.pos.copy(), k.frame[:3].copy()) for k in data.contact[: data.ncon]]
-        # the geoms' poses only (mjx.put_data refuses C's two contacts for a one-slot pair)
-        poses = mujoco.MjData(model)
-        poses.qpos[:] = data.qpos
-        mujoco.mj_kinematics(model, poses)
-        dx = mjx.put_data(model, poses)
-        sides = []
-        for f in (own, port):
-            con = f(dx)
-            dist, active = np.asarray(con.dist), np.asarray(con.dist < con.includemargin)
-            pos, normal = np.asarray(con.pos), np.asarray(con.frame)[:, 0]
-            sides.append([(dist[i], pos[i], normal[i]) for i in np.flatnonzero(active)])
-        out[name] = (c, *sides)
-    return out
+    return collide_placements(CAP_XML, CAP_PLACEMENTS, _quat((1.0, 0.0, 0.0)))
 
 
 def test_capsule_capsule_placements_touch(capsule_capsule):
