@@ -136,9 +136,14 @@ def _get(actives: Fighter, side) -> Fighter:
     return jax.tree.map(lambda x: _pick(x, mask), actives)
 
 
-def _put(actives: Fighter, side, f: Fighter) -> Fighter:
+def _put(actives: Fighter, side, f: Fighter, read: Fighter | None = None) -> Fighter:
+    """``f`` written as ``side``'s active. With ``read`` (the record ``_get`` gave), a leaf of
+    ``f`` that is still ``read``'s very value is left as it is: writing it back would be a
+    select per leaf that XLA cannot see is a no-op."""
     mask = _onehot((2,), side)
-    return jax.tree.map(lambda x, v: _place(x, mask, v), actives, f)
+    keep = (lambda k: getattr(f, k) is getattr(read, k)) if read is not None else (lambda k: False)
+    return actives._replace(**{k: _place(getattr(actives, k), mask, getattr(f, k))
+                               for k in Fighter._fields if not keep(k)})
 
 
 def _tie_draw(state: P.PrngState, actives: Fighter, go) -> P.PrngState:
@@ -187,21 +192,41 @@ def _swap_out(bench: Fighter, outgoing: Fighter, slots, switched) -> Fighter:
                              for k in Fighter._fields if k not in BENCH_CLEARED})
 
 
+#: What the switch phase reads of the actives between the two switch-ins (Update's speed
+#: tie, AfterSwitchInSelf, the faint check); the other leaves take the incoming records once,
+#: after both switches (``_settle_switches``).
+SWITCH_PHASE_READS = ("hp", "status", "maxhp", "speed")
+
+
 def _switch_in(actives: Fighter, incoming: Fighter, side, go) -> Fighter:
-    """The incoming record becomes ``side``'s active; Gen 1 ``runSwitch`` clears every
-    active's ``lastMove``."""
+    """The incoming record becomes ``side``'s active — its ``SWITCH_PHASE_READS`` leaves only;
+    ``_settle_switches`` writes the rest."""
     mask = _onehot((2,), side) & go
-    actives = jax.tree.map(lambda x, v: _place(x, mask, v), actives, incoming)
-    return actives._replace(last_move=jnp.where(go, -1, actives.last_move))
+    return actives._replace(**{k: _place(getattr(actives, k), mask, getattr(incoming, k))
+                               for k in SWITCH_PHASE_READS})
+
+
+def _settle_switches(actives: Fighter, incoming: Fighter, switched) -> Fighter:
+    """The rest of each switched-in record, one select per leaf for both sides; Gen 1
+    ``runSwitch`` clears every active's ``lastMove``."""
+    sel = lambda k: jnp.where(  # noqa: E731
+        switched.reshape((2,) + (1,) * (getattr(actives, k).ndim - 1)),
+        getattr(incoming, k), getattr(actives, k))
+    rest = {k: sel(k) for k in Fighter._fields if k not in SWITCH_PHASE_READS}
+    rest["last_move"] = jnp.where(jnp.any(switched), -1, rest["last_move"])
+    return actives._replace(**rest)
 
 
 def _after_switch_in_self(actives: Fighter, side, go) -> Fighter:
     """Gen 1 ``AfterSwitchInSelf``: a burned or poisoned Pokémon switched in (not to replace a
     fainted one) loses max(maxhp / 16, 1) HP."""
-    f = _get(actives, side)
-    hurt = go & ((f.status == BRN) | (f.status == PSN)) & (f.hp > 0)
-    dmg = jnp.minimum(jnp.maximum(f.maxhp // 16, 1), f.hp)
-    return _put(actives, side, f._replace(hp=jnp.where(hurt, f.hp - dmg, f.hp)))
+    # only HP changes: writing the whole record back (``_put``) re-selected every leaf of
+    # both actives, ~5% of the step's memory traffic
+    mask = _onehot((2,), side)
+    hp, status = _pick(actives.hp, mask), _pick(actives.status, mask)
+    hurt = go & ((status == BRN) | (status == PSN)) & (hp > 0)
+    dmg = jnp.minimum(jnp.maximum(_pick(actives.maxhp, mask) // 16, 1), hp)
+    return actives._replace(hp=_place(actives.hp, mask & hurt, hp - dmg))
 
 
 def _bench_left(bench_hp: jax.Array) -> jax.Array:
@@ -209,27 +234,35 @@ def _bench_left(bench_hp: jax.Array) -> jax.Array:
     return jnp.any(bench_hp > 0, axis=1)
 
 
-def _faints(b: Battle, bench_left, actives: Fighter, go) -> tuple[Battle, Fighter, jax.Array]:
-    """``faintMessages`` + ``checkFainted`` + ``checkWin`` after an action: fainted actives are
-    cleared and marked ``fnt``, the turn stops, sides with Pokémon left must switch.
-    Returns (battle without its team, actives, whether anything fainted)."""
+def _faints(b: Battle, bench_left, actives: Fighter, go) -> tuple[Battle, jax.Array]:
+    """``faintMessages`` + ``checkFainted`` + ``checkWin`` after an action: the turn stops,
+    sides with Pokémon left must switch, the battle may end. Returns (battle, bool[2] the
+    actives that fainted now). Their records are cleared later, once per step
+    (``_clear_fainted``): a faint stops the step, so nothing reads them before."""
     fainted = (actives.hp <= 0) & (actives.status != FNT) & go  # newly fainted
     left = (actives.hp > 0) | bench_left  # bool[2]: pokemonLeft
     any_faint = jnp.any(fainted)
     ended = any_faint & ~jnp.all(left)
-    # computed once: they select every leaf of both records and the battle's scalars, and
-    # XLA:CPU otherwise fused their chain (both records' HP and status after the move) into
-    # each of those selects (measured: ~0.82x the step at 1,024 battles, ~0.90x at 4,096)
+    # computed once: they select the battle's scalars and (``_clear_fainted``) every leaf of
+    # both records, and XLA:CPU otherwise fused their chain (both records' HP and status
+    # after the move) into each of those selects (measured: ~0.82x the step at 1,024
+    # battles, ~0.90x at 4,096)
     fainted, left, any_faint, ended = P.pin((fainted, left, any_faint, ended), b.prng.lo)
-    # checkWin returns before checkFainted: a faint that ends the battle keeps its status
-    gone = jax.vmap(switched_out)(actives)
-    gone = gone._replace(status=jnp.where(ended, actives.status, FNT))
-    actives = jax.tree.map(
-        lambda g, a: jnp.where(fainted.reshape((2,) + (1,) * (a.ndim - 1)), g, a), gone, actives)
     winner = jnp.where(left[0] & ~left[1], 1, jnp.where(left[1] & ~left[0], 2, 0))
     b = b._replace(forced=jnp.where(any_faint, fainted & left & ~ended, b.forced),
                    ended=b.ended | ended, winner=jnp.where(ended, winner, b.winner))
-    return b, actives, any_faint
+    return b, fainted
+
+
+def _clear_fainted(actives: Fighter, fainted, ended) -> Fighter:
+    """The records of the actives that fainted this step, cleared (``switched_out``) and
+    marked ``fnt`` — unless the faint ended the battle: ``checkWin`` returns before
+    ``checkFainted``, so that one keeps its status. One select per leaf for the whole step
+    (clearing after each action re-selected both records up to four times)."""
+    gone = jax.vmap(switched_out)(actives)
+    gone = gone._replace(status=jnp.where(ended, actives.status, FNT))
+    return jax.tree.map(
+        lambda g, a: jnp.where(fainted.reshape((2,) + (1,) * (a.ndim - 1)), g, a), gone, actives)
 
 
 def _queue_first(state, kind, speed, priority):
@@ -299,6 +332,7 @@ def _turn(b: Battle, actions) -> Battle:
     switch_slots = jnp.clip(actions - FIRST_SWITCH + 1, 1, 5)
     incoming, outgoing = _incoming(bench, actives, switch_slots), actives
     switched = jnp.zeros(2, bool)
+    gone = jnp.zeros(2, bool)  # the actives that fainted this step (``_clear_fainted``)
     # A forced switch is an ``instaswitch`` (order 3): when both sides replace a fainted
     # Pokémon, both switch in before either ``runSwitch`` (order 101) runs, the first one
     # without an Update (the queue's next action is an instaswitch); inserting the second
@@ -318,35 +352,40 @@ def _turn(b: Battle, actions) -> Battle:
         # pokemonLeft: the bench as it is once the switches so far are done
         swapped = (jnp.arange(1, 6) == switch_slots[:, None]) & switched[:, None]
         bench_left = _bench_left(jnp.where(swapped, outgoing.hp[:, None], bench.hp))
-        b, actives, fainted = _faints(b._replace(prng=state), bench_left, actives, go)
-        live = live & ~fainted
+        b, fainted = _faints(b._replace(prng=state), bench_left, actives, go)
+        gone = gone | fainted
+        live = live & ~jnp.any(fainted)
         state = _tie_draw(b.prng, actives, go & live & ~quiet)
         state = _tie_draw(state, actives, go & both & (i == 1))  # the other runSwitch's Update
-        state, live, switched = P.pinned(state, live, switched)
+        state, live, switched, gone = P.pinned(state, live, switched, gone)
         b = b._replace(prng=state)
     # a faint in the switch phase (AfterSwitchInSelf) cancels the rest of the queue, so the
     # teams change only for the sides that did switch
+    actives = _settle_switches(actives, incoming, switched)
     bench = _swap_out(bench, outgoing, switch_slots, switched)
     bench_left, bench_clauses = _bench_left(bench.hp), _bench_clauses(bench)
     live = live & ~forced_mode  # a forced switch ends the turn: no moves, no residual
 
     def action(i, carry):
-        b, actives, live = carry
+        b, actives, live, gone = carry
         side = jnp.where(i == 0, first, 1 - first)
         go = live & ~jnp.where(i == 0, switching[first], switching[1 - first])
         me, foe = _get(actives, side), _get(actives, 1 - side)
         slot = jnp.where(i == 0, move_slots[first], move_slots[1 - first])
-        state, me, foe, fld = use_move(b.prng, me, foe, slot, go, b.field,
-                                       _clauses(bench_clauses, actives, 1 - side))
-        actives = _put(_put(actives, side, me), 1 - side, foe)
-        b, actives, fainted = _faints(b._replace(prng=state, field=fld), bench_left, actives, go)
-        state, live = P.pinned(_tie_draw(b.prng, actives, go & live & ~fainted), live & ~fainted)
-        return b._replace(prng=state), actives, live
+        state, me2, foe2, fld = use_move(b.prng, me, foe, slot, go, b.field,
+                                         _clauses(bench_clauses, actives, 1 - side))
+        actives = _put(_put(actives, side, me2, me), 1 - side, foe2, foe)
+        b, fainted = _faints(b._replace(prng=state, field=fld), bench_left, actives, go)
+        fainted_any = jnp.any(fainted)
+        state, live = P.pinned(_tie_draw(b.prng, actives, go & live & ~fainted_any),
+                               live & ~fainted_any)
+        return b._replace(prng=state), actives, live, gone | fainted
 
-    b, actives, live = jax.lax.fori_loop(0, 2, action, (b, actives, live))
+    b, actives, live, gone = jax.lax.fori_loop(0, 2, action, (b, actives, live, gone))
     # residual (only when nothing fainted): flinch ends, speeds refresh, then its Update
     actives = actives._replace(flinched=actives.flinched & ~live,
                                speed=jnp.where(live, actives.modified[:, 4], actives.speed))
+    actives = _clear_fainted(actives, gone, b.ended)
     state = _tie_draw(b.prng, actives, live)
     ends_turn = live | (forced_mode & ~b.ended)
     b = b._replace(actives=actives, bench=bench, prng=state, turn=b.turn + ends_turn,
@@ -354,32 +393,41 @@ def _turn(b: Battle, actions) -> Battle:
     return _end_turn(b, ends_turn)
 
 
-def _no_progress(team: Fighter) -> jax.Array:
+def _no_progress(parts: tuple[Fighter, ...]) -> jax.Array:
     """Gen 1's Endless Battle Clause (``maybeTriggerEndlessBattleClause``): no side can make
     progress when every Pokémon of both sides is fainted, frozen (nothing thaws it in Gen 1
     but an outside Fire move), Transform-only against a foe team that is all Transform-only,
     or out of PP (Struggle) against a foe team of Ghosts (Struggle cannot touch them, so no
-    recoil either). ``team`` leaves [2, 6, ...]; types and moves are the current ones."""
-    fainted = team.hp <= 0
-    known = team.moves >= 0
-    transform_only = jnp.all((team.moves == TRANSFORM) | ~known, axis=-1)
-    no_pp = jnp.all((team.pp == 0) | ~known, axis=-1)
-    ghost = jnp.any(team.types == GHOST, axis=-1)
-    all_transform = jnp.all(fainted | transform_only, axis=-1)  # bool[2] per side
-    all_ghosts = jnp.all(fainted | ghost, axis=-1)
+    recoil either). ``parts``: the teams as records with leaves [2, n, ...] (the actives and
+    the bench, read where they are: joining them first cost a copy of both teams per step);
+    types and moves are the current ones."""
+    def judge(team):
+        fainted = team.hp <= 0
+        known = team.moves >= 0
+        transform_only = jnp.all((team.moves == TRANSFORM) | ~known, axis=-1)
+        no_pp = jnp.all((team.pp == 0) | ~known, axis=-1)
+        ghost = jnp.any(team.types == GHOST, axis=-1)
+        return fainted, transform_only, no_pp, ghost, team.status == FRZ
+
+    def side_all(per_part):  # bool[2]: over every Pokémon of each side
+        return jnp.all(jnp.stack([jnp.all(p, axis=-1) for p in per_part]), axis=0)
+
+    judged = [judge(t) for t in parts]
+    all_transform = side_all([f | t for f, t, *_ in judged])  # bool[2] per side
+    all_ghosts = side_all([f | g for f, _, _, g, _ in judged])
     foe = jnp.array([1, 0])
-    stuck = (fainted | (team.status == FRZ)
-             | (transform_only & all_transform[foe][:, None])
-             | (no_pp & all_ghosts[foe][:, None]))
-    return jnp.all(stuck)
+    stuck = [fainted | frozen | (transform_only & all_transform[foe][:, None])
+             | (no_pp & all_ghosts[foe][:, None])
+             for fainted, transform_only, no_pp, _, frozen in judged]
+    return jnp.all(jnp.stack([jnp.all(x) for x in stuck]))
 
 
 def _end_turn(b: Battle, ends_turn) -> Battle:
     """What ``endTurn`` decides after the turn counter moved on (Gen 1, both checks in
     ``maybeTriggerEndlessBattleClause``): a tie when no progress is possible, or when the
     turn passed :data:`TURN_LIMIT`."""
-    team = join(b.actives, b.bench, axis=jnp.ndim(b.turn) + 1)
-    tie = ends_turn & ~b.ended & (_no_progress(team) | (b.turn > TURN_LIMIT))
+    parts = (jax.tree.map(lambda x: jnp.expand_dims(x, 1), b.actives), b.bench)
+    tie = ends_turn & ~b.ended & (_no_progress(parts) | (b.turn > TURN_LIMIT))
     return b._replace(ended=b.ended | tie, winner=jnp.where(tie, 0, b.winner))
 
 

@@ -47,3 +47,25 @@ def boost_by(boosts: jax.Array, modified: jax.Array, stored: jax.Array, stat: in
     new_modified = jnp.where(changed, modified.at[stat].set(new_mod), modified)
     result = jnp.where(blocked, NO_EFFECT, jnp.where(at_cap, UNCHANGED, CHANGED))
     return new_boosts, new_modified, result
+
+
+def boost_all(boosts: jax.Array, modified: jax.Array, stored: jax.Array, deltas: jax.Array):
+    """Every stat's stage change of one move at once: ``boost_by`` for each stat whose delta is
+    non-zero, in turn. Each call reads and writes only its own stat, so the turns are
+    independent and run as one vector operation (seven chained ``boost_by`` calls made seven
+    copies of both arrays). Returns (boosts, modified, whether any stat CHANGED)."""
+    deltas = jnp.asarray(deltas, jnp.int32)
+    blocked = ((deltas > 0) & (boosts >= 6)) | ((deltas < 0) & (boosts <= -6))
+    moved = jnp.clip(boosts + deltas, -6, 6)
+    d5, m5 = deltas[:5], moved[:5]
+    at_cap = ((d5 > 0) & (modified == 999)) | ((d5 < 0) & (modified == 1))
+    stage5 = jnp.where(at_cap, m5 - jnp.sign(d5), m5)
+    new_mod = stage_stat(stored, stage5)
+    new_mod = jnp.where((d5 > 0) & (new_mod > 999), 999, new_mod)
+    use = deltas != 0
+    stage = jnp.concatenate([stage5, moved[5:]])
+    new_boosts = jnp.where(use & ~blocked, stage, boosts)
+    changed5 = use[:5] & ~blocked[:5] & ~at_cap
+    new_modified = jnp.where(changed5, new_mod, modified)
+    took = jnp.any(changed5) | jnp.any(use[5:] & ~blocked[5:])
+    return new_boosts, new_modified, took

@@ -29,7 +29,7 @@ from pokejax import data
 from pokejax import prng as P
 from pokejax.accuracy import ALWAYS_HITS, accuracy_check
 from pokejax.before_move import Mover, before_move
-from pokejax.boosts import BOOSTS, CHANGED, boost_by
+from pokejax.boosts import BOOSTS, boost_all
 from pokejax.codec import MOVES, SPECIES, STATUSES, TYPES
 from pokejax.damage import DamageInputs, damage
 from pokejax.secondary import CONFUSION, VOLATILE, Secondary, Target, apply_hit, secondary_of
@@ -305,12 +305,7 @@ def _status_move_hit(state, foe: Fighter, status, active, sleep_blocked=False):
 
 
 def _apply_boosts(f: Fighter, deltas) -> tuple[Fighter, jax.Array]:
-    boosts, modified, took = f.boosts, f.modified, jnp.bool_(False)
-    for i in range(7):
-        nb, nm, res = boost_by(boosts, modified, f.stored, i, deltas[i])
-        use = deltas[i] != 0
-        boosts, modified = jnp.where(use, nb, boosts), jnp.where(use, nm, modified)
-        took = took | (use & (res == CHANGED))
+    boosts, modified, took = boost_all(f.boosts, f.modified, f.stored, deltas)
     return f._replace(boosts=boosts, modified=modified), took
 
 
@@ -328,8 +323,15 @@ def _boost_move_hit(me: Fighter, foe: Fighter, deltas, self_target, active):
     receiver = P.select(self_target, me, foe)
     changed, took = _apply_boosts(receiver, deltas)
     took = active & took & (receiver.hp > 0)
-    me = P.select(active & self_target, changed, me)
-    foe = P.select(active & ~self_target, changed, foe)
+    # only the stages and the modified stats change (selecting whole records would make
+    # every leaf look written, see ``use_move``)
+    stats = lambda f: (f.boosts, f.modified)  # noqa: E731
+    me = me._replace(**dict(zip(("boosts", "modified"),
+                                P.select(active & self_target, stats(changed), stats(me)),
+                                strict=True)))
+    foe = foe._replace(**dict(zip(("boosts", "modified"),
+                                  P.select(active & ~self_target, stats(changed), stats(foe)),
+                                  strict=True)))
     return me, _penalty_quirk(foe, took)
 
 
@@ -407,7 +409,9 @@ def use_move(state, me: Fighter, foe: Fighter, slot, active, field: Field, foe_c
     sleep_blocked, freeze_blocked = foe_clauses
     # optimization barriers around the move body keep XLA from fusing it with the caller's
     # code: without them the whole-battle step compiled ~10x slower (31 s -> 345 s)
+    given = me, foe
     state, me, foe, field, slot, active = jax.lax.optimization_barrier((state, me, foe, field, slot, active))
+    entered = me, foe
     t = _tables()
     charging = me.twoturn >= 0
     struggling = ~charging & no_pp(me)
@@ -610,7 +614,18 @@ def use_move(state, me: Fighter, foe: Fighter, slot, active, field: Field, foe_c
     target_up = jnp.where(self_target, me.hp > 0, foe.hp > 0)
     me = _residual_self(me, active & (~moves | target_up))
     field = field._replace(last_damage=jnp.where(active, last_damage, field.last_damage))
-    return jax.lax.optimization_barrier((state, me, foe, field))
+    # a leaf the move never writes (the level, the base stats, ...) leaves as the caller's own
+    # value, so the caller knows it need not write it back (``battle._put``)
+    written = [[getattr(f, k) is not getattr(e, k) for k in Fighter._fields]
+               for f, e in zip((me, foe), entered, strict=True)]
+    state, field, *leaves = jax.lax.optimization_barrier(
+        (state, field, *(getattr(f, k) for f, w in zip((me, foe), written, strict=True)
+                         for k, wk in zip(Fighter._fields, w, strict=True) if wk)))
+    out = []
+    for g, w in zip(given, written, strict=True):
+        out.append(g._replace(**{k: leaves.pop(0) for k, wk in zip(Fighter._fields, w, strict=True)
+                                 if wk}))
+    return state, out[0], out[1], field
 
 
 def _locked(f: Fighter) -> jax.Array:

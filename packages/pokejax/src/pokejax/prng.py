@@ -88,7 +88,9 @@ class PrngState(NamedTuple):
 def select(cond, a, b):
     """``a`` where ``cond`` else ``b``, over whole pytrees (PRNG states, Pokémon records): how
     every "draw only if ..." is written without Python control flow on traced values."""
-    return jax.tree.map(lambda x, y: jnp.where(cond, x, y), a, b)
+    # a leaf that is the same value on both sides is passed through as it is, so a caller can
+    # tell which leaves a step left alone (``battle._put`` writes back only the others)
+    return jax.tree.map(lambda x, y: x if x is y else jnp.where(cond, x, y), a, b)
 
 
 def from_seed(seed) -> PrngState:

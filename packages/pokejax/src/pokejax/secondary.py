@@ -7,7 +7,7 @@ confusion], 256)`` — skipped without a draw when a par/brn/frz secondary meets
 move's type; then the effect: a status goes through ``setStatus`` (Poison types are immune
 before any draw; otherwise the SetStatus event shuffles its two tied format handlers, Sleep
 and Freeze Clause, which is one ``random(0, 2)`` draw), confusion draws its duration
-``random(2, 6)``, stat drops go through ``boosts.boost_by`` and, when they take, re-apply the
+``random(2, 6)``, stat drops go through ``boosts.boost_all`` and, when they take, re-apply the
 par/brn penalty of the target (Gen 1's stat-modification quirk).
 """
 
@@ -22,7 +22,7 @@ import numpy as np
 
 from pokejax import data
 from pokejax import prng as P
-from pokejax.boosts import BOOSTS, CHANGED, boost_by
+from pokejax.boosts import BOOSTS, boost_all
 from pokejax.codec import STATUSES, TYPES
 from pokejax.damage import DamageInputs, damage
 
@@ -130,13 +130,9 @@ def apply_hit(state: P.PrngState, dmg, move_type, sec: Secondary, t: Target,
 
     # stat drops (each stat in turn), then the par/brn re-application quirk if any took
     boost = applies & (sec.kind == BOOST)
-    boosts, modified, took = t.boosts, t.modified, jnp.bool_(False)
-    for i in range(7):
-        nb, nm, res = boost_by(boosts, modified, t.stored, i, sec.boosts[i])
-        use = boost & (sec.boosts[i] != 0)
-        boosts = jnp.where(use, nb, boosts)
-        modified = jnp.where(use, nm, modified)
-        took = took | (use & (res == CHANGED))
+    nb, nm, took = boost_all(t.boosts, t.modified, t.stored, sec.boosts)
+    boosts, modified = jnp.where(boost, nb, t.boosts), jnp.where(boost, nm, t.modified)
+    took = boost & took
     modified = jnp.where(took & (t.status == PAR), modified.at[4].set(modify_stat(modified[4], 1, 4)), modified)
     modified = jnp.where(took & (t.status == BRN), modified.at[0].set(modify_stat(modified[0], 1, 2)), modified)
     return state, t._replace(boosts=boosts, modified=modified), dmg
