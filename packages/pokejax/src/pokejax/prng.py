@@ -117,30 +117,32 @@ def mul32_wide(u: jax.Array, v: jax.Array) -> tuple[jax.Array, jax.Array]:
 _A_HI, _A_LO = jnp.uint32(MULT >> 32), jnp.uint32(MULT & 0xFFFFFFFF)
 
 
-def pin(values, any_u32: jax.Array):
+def pin(values):
     """``values`` (a pytree of integer / bool arrays) computed once, where they are.
 
     XLA:CPU fuses a cheap elementwise producer into each of its consumers and recomputes it
     there; the chain of a turn's PRNG draws feeds nearly every field of the battle, so without
-    this it was recomputed per field (~2x the step time). Integer division counts as expensive
-    and is never duplicated, so the values are divided by a runtime 1 (``(u | 1) // (u | 1)``
-    for any uint32 ``u``: XLA cannot fold it; an ``optimization_barrier`` does not stop the
-    duplication, none is left in the optimized module). The result is bit for bit ``values``."""
-    u = any_u32 | jnp.uint32(1)
-    one = u // u
-
-    def div(x):
+    this it was recomputed per field (~2x the step time). A reduction is a kernel of its own
+    that XLA:CPU does not fuse into its consumers, so each value goes through one: the
+    max / sum / any over the value and a zero (XLA cannot fold it away). An
+    ``optimization_barrier`` does not stop the duplication (none is left in the optimized
+    module); dividing by a runtime 1 did, but an integer division per element cost ~10% of
+    the step. The result is bit for bit ``values``."""
+    def through_reduction(x):
+        z = jnp.zeros_like(x)
         if x.dtype == jnp.bool_:
-            return (x.astype(jnp.uint32) // one).astype(jnp.bool_)
-        return x // one.astype(x.dtype)
+            return jnp.any(jnp.stack([x, z]), axis=0)
+        if jnp.issubdtype(x.dtype, jnp.unsignedinteger):
+            return jnp.max(jnp.stack([x, z]), axis=0)
+        return jnp.sum(jnp.stack([x, z]), axis=0, dtype=x.dtype)
 
-    return jax.tree.map(div, values)
+    return jax.tree.map(through_reduction, values)
 
 
 def pinned(state: PrngState, *values):
     """``(state, *values)`` through ``pin``: a PRNG state and the per-battle scalars computed
     with it, which most leaves of the battle's records depend on."""
-    return pin((state, *values), state.lo)
+    return pin((state, *values))
 
 
 def advance(state: PrngState) -> PrngState:
@@ -155,7 +157,7 @@ def advance(state: PrngState) -> PrngState:
 def next_u32(state: PrngState) -> tuple[PrngState, jax.Array]:
     # materialised: otherwise XLA:CPU fuses the whole chain of a turn's draws into every value
     # that depends on one of them and recomputes it per consumer (measured: ~2x the step time)
-    state = pin(advance(state), state.lo)
+    state = pin(advance(state))
     return state, state.hi
 
 

@@ -81,7 +81,9 @@ def main(argv=None) -> None:
 
     fns = {}
     for tag, mods in (("A (base)", base), ("B (new)", new)):
+        # through the version's own canonical layout, so each gets its own storage (dtypes)
         b = _convert(battles, mods["all"])
+        b = type(b).from_view(b.view())
         t0 = time.perf_counter()
         lowered = jax.jit(jax.vmap(mods["battle"].step)).lower(b, actions)
         compiled = lowered.compile()
