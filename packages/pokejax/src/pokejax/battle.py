@@ -318,23 +318,22 @@ def _turn(b: Battle, actions) -> Battle:
     normal = live & ~forced_mode
     switching = jnp.where(forced_mode, b.forced, actions >= FIRST_SWITCH) & live  # bool[2]
     # commitChoices: updateSpeed (non-fainted actives); Gen 1's locked selections
-    committed, move_slots, prios = [], [], []
-    for s in (0, 1):
-        f = jax.tree.map(lambda x, s=s: x[s], actives)
-        c, slot, priority = commit(f, actions[s])  # Gen 1 locked selections, Struggle
-        moving = normal & ~switching[s]
-        committed.append(P.select(moving, c, f))
-        move_slots.append(slot)
-        prios.append(jnp.where(moving, priority, 0))
-    actives = jax.tree.map(lambda a, b: jnp.stack([a, b]), *committed)
-    move_slots = jnp.stack(move_slots)
+    # both sides in one vmap: the records stay [side, ...] under the battle's batch axis
+    # (committing per side and stacking the two back laid them out side-major, [2, batch,
+    # ...], and every later kernel that read them transposed them)
+    committed, move_slots, prios = jax.vmap(commit)(actives, actions)  # Gen 1 locked selections, Struggle
+    moving = normal & ~switching  # bool[2]
+    actives = jax.tree.map(
+        lambda c, f: f if c is f else jnp.where(moving.reshape((2,) + (1,) * (f.ndim - 1)), c, f),
+        committed, actives)
+    prios = jnp.where(moving, prios, 0)
     # updateSpeed of the (non-fainted) actives
     actives = actives._replace(
         speed=jnp.where(live & (actives.hp > 0), actives.modified[:, 4], actives.speed))
     # BattleQueue.sort: switches (order 103) by the outgoing Pokémon's speed, then moves
     # (order 200) by priority and speed; a tie draws. A forced single switch sorts alone.
     state, first = _queue_first(b.prng, switching.astype(jnp.int32), actives.modified[:, 4],
-                                jnp.stack(prios))
+                                prios)
     sorting = normal | (switching[0] & switching[1])
     state = P.select(sorting, state, b.prng)
     first = jnp.where(sorting, first, jnp.where(switching[0], 0, 1))
