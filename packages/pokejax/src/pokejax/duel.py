@@ -626,11 +626,10 @@ def use_move(state, me: Fighter, foe: Fighter, slot, active, field: Field, foe_c
     state, field, *leaves = jax.lax.optimization_barrier(
         (state, field, *(getattr(f, k) for f, w in zip((me, foe), written, strict=True)
                          for k, wk in zip(Fighter._fields, w, strict=True) if wk)))
-    out = []
-    for g, w in zip(given, written, strict=True):
-        out.append(g._replace(**{k: leaves.pop(0) for k, wk in zip(Fighter._fields, w, strict=True)
-                                 if wk}))
-    return state, out[0], out[1], field
+    leaves = iter(leaves)
+    me, foe = (g._replace(**{k: next(leaves) for k, wk in zip(Fighter._fields, w, strict=True) if wk})
+               for g, w in zip(given, written, strict=True))
+    return state, me, foe, field
 
 
 def _locked(f: Fighter) -> jax.Array:
