@@ -203,9 +203,12 @@ def _swap_out(bench: Fighter, outgoing: Fighter, slots, switched) -> Fighter:
     # both sides in one select per leaf (slicing per side and stacking back cost ~1/3 of the
     # whole step on XLA:CPU)
     mask = (jnp.arange(1, 6)[None, :] == slots[:, None]) & switched[:, None]  # bool[2, 5]
-    return bench._replace(**{
-        k: _place(getattr(bench, k), mask, getattr(cleared, k)[:, None].astype(getattr(bench, k).dtype))
-        for k in Fighter._fields if k not in BENCH_CLEARED})
+    # the outgoing records (in the bench's dtypes) and the mask computed once: each leaf's
+    # select over the five slots otherwise recomputed the clearing and the mask per element
+    written = [k for k in Fighter._fields if k not in BENCH_CLEARED]
+    mask, leaves = P.pin((mask, {k: getattr(cleared, k).astype(getattr(bench, k).dtype)
+                                 for k in written}))
+    return bench._replace(**{k: _place(getattr(bench, k), mask, leaves[k][:, None]) for k in written})
 
 
 #: What the switch phase reads of the actives between the two switch-ins (Update's speed
