@@ -228,10 +228,8 @@ def _switch_in(actives: Fighter, incoming: Fighter, side, go) -> Fighter:
 def _settle_switches(actives: Fighter, incoming: Fighter, switched) -> Fighter:
     """The rest of each switched-in record, one select per leaf for both sides; Gen 1
     ``runSwitch`` clears every active's ``lastMove``."""
-    sel = lambda k: jnp.where(  # noqa: E731
-        switched.reshape((2,) + (1,) * (getattr(actives, k).ndim - 1)),
-        getattr(incoming, k), getattr(actives, k))
-    rest = {k: sel(k) for k in Fighter._fields if k not in SWITCH_PHASE_READS}
+    rest = {k: _place(getattr(actives, k), switched, getattr(incoming, k))
+            for k in Fighter._fields if k not in SWITCH_PHASE_READS}
     rest["last_move"] = jnp.where(jnp.any(switched), -1, rest["last_move"])
     return actives._replace(**rest)
 
@@ -280,8 +278,7 @@ def _clear_fainted(actives: Fighter, fainted, ended) -> Fighter:
     (clearing after each action re-selected both records up to four times)."""
     gone = jax.vmap(switched_out)(actives)
     gone = gone._replace(status=jnp.where(ended, actives.status, FNT))
-    return jax.tree.map(
-        lambda g, a: jnp.where(fainted.reshape((2,) + (1,) * (a.ndim - 1)), g, a), gone, actives)
+    return jax.tree.map(lambda a, g: _place(a, fainted, g), actives, gone)
 
 
 def _queue_first(state, kind, speed, priority):
@@ -326,9 +323,7 @@ def _turn(b: Battle, actions) -> Battle:
     # ...], and every later kernel that read them transposed them)
     committed, move_slots, prios = jax.vmap(commit)(actives, actions)  # Gen 1 locked selections, Struggle
     moving = normal & ~switching  # bool[2]
-    actives = jax.tree.map(
-        lambda c, f: f if c is f else jnp.where(moving.reshape((2,) + (1,) * (f.ndim - 1)), c, f),
-        committed, actives)
+    actives = jax.tree.map(lambda c, f: f if c is f else _place(f, moving, c), committed, actives)
     prios = jnp.where(moving, prios, 0)
     # updateSpeed of the (non-fainted) actives
     actives = actives._replace(

@@ -325,13 +325,11 @@ def _boost_move_hit(me: Fighter, foe: Fighter, deltas, self_target, active):
     took = active & took & (receiver.hp > 0)
     # only the stages and the modified stats change (selecting whole records would make
     # every leaf look written, see ``use_move``)
-    stats = lambda f: (f.boosts, f.modified)  # noqa: E731
-    me = me._replace(**dict(zip(("boosts", "modified"),
-                                P.select(active & self_target, stats(changed), stats(me)),
-                                strict=True)))
-    foe = foe._replace(**dict(zip(("boosts", "modified"),
-                                  P.select(active & ~self_target, stats(changed), stats(foe)),
-                                  strict=True)))
+    to_me, to_foe = active & self_target, active & ~self_target
+    me = me._replace(boosts=jnp.where(to_me, changed.boosts, me.boosts),
+                     modified=jnp.where(to_me, changed.modified, me.modified))
+    foe = foe._replace(boosts=jnp.where(to_foe, changed.boosts, foe.boosts),
+                       modified=jnp.where(to_foe, changed.modified, foe.modified))
     return me, _penalty_quirk(foe, took)
 
 
