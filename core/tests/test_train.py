@@ -61,9 +61,10 @@ class AimEnv(Env):
         return state, TimeStep(state.x, reward, jnp.bool_(True), jnp.bool_(False))
 
 
-def test_ppo_learns_the_corridor():
+@pytest.mark.parametrize("optimizer,lr", [("adam", 3e-3), ("muon", 0.02)])
+def test_ppo_learns_the_corridor(optimizer, lr):
     cfg = PPOConfig(num_envs=16, num_steps=32, total_steps=16 * 32 * 25, policy="32,32",
-                    learning_rate=3e-3)
+                    learning_rate=lr, optimizer=optimizer)
     ppo = PPO(corridor(), cfg)
     r = ppo.init()
     first = None
@@ -127,6 +128,8 @@ def test_bad_configs_are_refused():
         PPOConfig(num_envs=16, num_steps=32, num_minibatches=3).check()
     with pytest.raises(TrainConfigError, match="unknown PPO setting"):
         PPOConfig.from_dict({"learnin_rate": 1.0})
+    with pytest.raises(TrainConfigError, match="unknown optimizer 'sgd'; choose from adam, muon"):
+        PPOConfig(optimizer="sgd").check()
 
 
 def _rows(run_dir: Path) -> list[dict]:

@@ -69,6 +69,12 @@ def test_pairs_match_in_size_and_batch_shape():
         ours, theirs = _ours_params(pair.ours), pair.puffer.params()
         assert abs(ours - theirs) / theirs < 0.01, (pair.name, ours, theirs)
     assert side_by_side.PAIRS["lstm-size"].puffer == pufferl.PONG_INI_POLICY
+    # the matched pair runs PuffeRL's update: its epochs, optimiser and learning rate
+    matched, train = side_by_side.PAIRS["matched"], ini["train"]
+    assert matched.puffer == pufferl.PONG_INI_POLICY
+    assert matched.ours.config["update_epochs"] == train["update_epochs"] == 1
+    assert matched.ours.config["optimizer"] == train["optimizer"] == "muon"
+    assert matched.ours.config["learning_rate"] == pytest.approx(train["learning_rate"], rel=0.01)
     assert _ours_params(side_by_side.PAIRS["small"].ours) == _ours_params(TARGETS[0]) == 9_732
     # the default target is untouched: the side by side adds targets
     assert TARGETS[0].name == "frameskip=8" and TARGETS[0].config == PPO_SETTINGS

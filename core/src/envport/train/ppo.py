@@ -38,6 +38,12 @@ from envport.wrappers import AutoResetWrapper, VmapWrapper
 MASKED_LOGIT = -1e9  # finite: softmax gives exactly 0 and 0 * log 0 terms stay 0, not NaN
 
 
+OPTIMIZERS = {
+    "adam": lambda lr: optax.adam(lr, eps=1e-5),
+    "muon": lambda lr: optax.contrib.muon(lr),
+}
+
+
 class TrainConfigError(EnvportError, ValueError):
     """A PPO configuration that cannot run (e.g. the batch does not split into minibatches)."""
 
@@ -59,6 +65,9 @@ class PPOConfig:
     ent_coef: float = 0.01
     max_grad_norm: float = 0.5
     norm_adv: bool = True
+    # "adam", or "muon" (optax.contrib.muon: orthogonalised momentum on the weight matrices,
+    # Adam on the rest; PuffeRL's default optimiser, for like-for-like comparisons)
+    optimizer: str = "adam"
     policy: str = "0.1M"
     seed: int = 0
 
@@ -88,6 +97,9 @@ class PPOConfig:
         for name in ("gamma", "gae_lambda"):
             if not 0 <= float(getattr(self, name)) <= 1:
                 raise TrainConfigError(f"{name} must be in [0, 1], got {getattr(self, name)}")
+        if self.optimizer not in OPTIMIZERS:
+            raise TrainConfigError(
+                f"unknown optimizer {self.optimizer!r}; choose from {', '.join(OPTIMIZERS)}")
         return self
 
     def to_dict(self) -> dict:
@@ -186,7 +198,7 @@ class PPO:
         lr = (optax.linear_schedule(c.learning_rate, 0.0, steps) if c.anneal_lr
               else c.learning_rate)
         return optax.chain(optax.clip_by_global_norm(c.max_grad_norm),
-                           optax.adam(lr, eps=1e-5))
+                           OPTIMIZERS[c.optimizer](lr))
 
     def init_params(self, key: jax.Array):
         return self.net.init(key, jnp.zeros((1, self.obs_dim), jnp.float32))

@@ -5,8 +5,8 @@ then seed 1, ...: load on a shared machine falls on both alike), at about the sa
 size, on PufferLib pong.ini's batch shape (131,072 env steps per update: 2,048 envs x 64
 steps, 4 minibatches of 32,768) and the same step budget. What differs is stated per pair:
 the network (PufferLib's one-layer GELU MLP, with or without its LSTM, against our two tanh
-torsos), the epochs and the optimiser (PuffeRL: 1 epoch, Muon; ours: the target's epochs,
-Adam).
+torsos), the epochs and the optimiser (PuffeRL: 1 epoch, Muon; ours: the target's epochs
+and optimiser: Adam and 4 epochs, or in the "matched" pair PuffeRL's 1 epoch and Muon).
 
 Both trainers' curves are read by the same rules (``pong_port.pufferl``): the score is
 points won - points lost per game to 21; "+20 at step" is the first step where the mean of
@@ -19,7 +19,7 @@ Writes ``<out>/pong/train/side-by-side.{json,md}`` and, per pair and seed, our r
 (``<stamp>-<pair>-s<seed>``, an ordinary ``envport train`` run) and PuffeRL's
 (``...-pufferl/pufferl.json``) under ``<out>/pong/train/``.
 
-CLI: ``python -m pong_port.side_by_side [--pairs lstm-size,small] [--seeds 0,1,2]``.
+CLI: ``python -m pong_port.side_by_side [--pairs lstm-size,matched,small] [--seeds 0,1,2]``.
 """
 
 from __future__ import annotations
@@ -58,6 +58,9 @@ PAIRS = {
     p.name: p for p in [
         Pair("lstm-size", _OURS["pong.ini-batch-134k"], pufferl.PONG_INI_POLICY,
              "pong.ini's policy (MLP 128 + LSTM 128) against our MLP of about its size"),
+        Pair("matched", _OURS["pong.ini-matched"], pufferl.PONG_INI_POLICY,
+             "lstm-size with PuffeRL's update (1 epoch, Muon, pong.ini's learning rate): "
+             "what differs is the network (no LSTM) and the framework"),
         Pair("small", _OURS["pong.ini-batch"], pufferl.PufferPolicy(748, rnn=False),
              "PuffeRL without its LSTM, its width chosen for our 64x64's parameter count"),
     ]
@@ -86,7 +89,7 @@ def _ours(pair: Pair, seed: int, steps: int, run_dir: Path, progress: bool = Fal
         "params": config["policy_params"],
         "envs": cfg.num_envs, "horizon": cfg.num_steps, "batch": cfg.batch_size,
         "minibatches": cfg.num_minibatches, "epochs": cfg.update_epochs,
-        "optimizer": f"Adam lr {cfg.learning_rate:g}", "steps": summary["env_steps"],
+        "optimizer": f"{cfg.optimizer.capitalize()} lr {cfg.learning_rate:g}", "steps": summary["env_steps"],
         "wall_s": wall, "train_s": summary["wall_s"],
         "sps": summary["env_steps"] / summary["wall_s"] if summary["wall_s"] else None,
         "sps_steady": pufferl.steady_sps([(r["step"], r["wall_s"]) for r in rows]),

@@ -38,6 +38,10 @@ PONG_INI_BATCH = {**PPO_SETTINGS, "num_envs": 2048}
 # ... and at about PuffeRL's policy size (its MLP 128 + LSTM 128: 133,764 parameters):
 # 253x253 = 134,094; a net this wide learns from fewer, larger Adam steps (TODO)
 PONG_INI_BATCH_134K = {**PONG_INI_BATCH, "policy": "253,253"}
+# ... and with PuffeRL's update too: pong.ini's 1 epoch, PufferLib's default optimiser (Muon)
+# at pong.ini's learning rate, so that what differs is the network and the framework
+PONG_INI_MATCHED = {**PONG_INI_BATCH_134K, "update_epochs": 1, "optimizer": "muon",
+                    "learning_rate": 0.071}
 
 
 def _target(name: str, config: dict, note: str) -> TrainTarget:
@@ -53,4 +57,6 @@ TARGETS = [
             "frameskip=8 on pong.ini's batch shape (2,048 envs x 64 steps), the side by side's"),
     _target("pong.ini-batch-134k", PONG_INI_BATCH_134K,
             "pong.ini-batch with a 253x253 MLP, about PuffeRL's LSTM policy's size"),
+    _target("pong.ini-matched", PONG_INI_MATCHED,
+            "pong.ini-batch-134k with PuffeRL's update: 1 epoch, Muon, pong.ini's learning rate"),
 ]
