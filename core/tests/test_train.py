@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -137,14 +138,15 @@ def _rows(run_dir: Path) -> list[dict]:
     return [{k: v for k, v in r.items() if k not in ("wall_s", "sps")} for r in rows]
 
 
-def test_resume_continues_exactly(tmp_path):
-    target = corridor_target()
+@pytest.mark.parametrize("optimizer", ["adam", "muon"])
+def test_resume_continues_exactly(tmp_path, optimizer):
+    target, cfg = corridor_target(), dataclasses.replace(SMALL, optimizer=optimizer)
     whole = tmp_path / "corridor/train/whole"
-    train(TrainRun("corridor", target, SMALL, whole, progress=False))
+    train(TrainRun("corridor", target, cfg, whole, progress=False))
     part = tmp_path / "corridor/train/part"
-    first = train(TrainRun("corridor", target, SMALL, part, progress=False, stop_after=2))
+    first = train(TrainRun("corridor", target, cfg, part, progress=False, stop_after=2))
     assert not first["finished"] and (part / "checkpoint.msgpack").exists()
-    done = train(TrainRun("corridor", target, SMALL, part, progress=False), resume=True)
+    done = train(TrainRun("corridor", target, cfg, part, progress=False), resume=True)
     assert done["finished"] and done["updates"] == 3
     assert _rows(part) == _rows(whole)  # the resumed update equals the uninterrupted one
     assert (whole / "curve.png").exists() and json.loads((whole / "config.json").read_text())[
