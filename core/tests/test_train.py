@@ -62,10 +62,11 @@ class AimEnv(Env):
         return state, TimeStep(state.x, reward, jnp.bool_(True), jnp.bool_(False))
 
 
-@pytest.mark.parametrize("optimizer,lr", [("adam", 3e-3), ("muon", 0.02)])
-def test_ppo_learns_the_corridor(optimizer, lr):
+@pytest.mark.parametrize("optimizer,lr,shuffle",
+                         [("adam", 3e-3, "steps"), ("muon", 0.02, "steps"), ("adam", 3e-3, "rows")])
+def test_ppo_learns_the_corridor(optimizer, lr, shuffle):
     cfg = PPOConfig(num_envs=16, num_steps=32, total_steps=16 * 32 * 25, policy="32,32",
-                    learning_rate=lr, optimizer=optimizer)
+                    learning_rate=lr, optimizer=optimizer, shuffle=shuffle)
     ppo = PPO(corridor(), cfg)
     r = ppo.init()
     first = None
@@ -131,6 +132,21 @@ def test_bad_configs_are_refused():
         PPOConfig.from_dict({"learnin_rate": 1.0})
     with pytest.raises(TrainConfigError, match="unknown optimizer 'sgd'; choose from adam, muon"):
         PPOConfig(optimizer="sgd").check()
+    with pytest.raises(TrainConfigError, match="unknown shuffle 'env'; choose from steps, rows"):
+        PPOConfig(shuffle="env").check()
+
+
+def test_rows_shuffle_keeps_each_envs_steps_together():
+    cfg = PPOConfig(num_envs=8, num_steps=5, num_minibatches=4, shuffle="rows")
+    perm = np.asarray(PPO(corridor(), cfg)._shuffle(jax.random.PRNGKey(3), (5, 8)))
+    assert sorted(perm) == list(range(40))  # every transition once
+    for mb in perm.reshape(4, 10):  # the flat rollout is [step, env]: index = step * 8 + env
+        env, step = mb % 8, mb // 8
+        # two whole env rows per minibatch, each with its steps in order
+        assert len(set(env[:5])) == 1 and len(set(env[5:])) == 1 and env[0] != env[5]
+        assert list(step) == [0, 1, 2, 3, 4] * 2
+    assert len({tuple(np.asarray(PPO(corridor(), cfg)._shuffle(jax.random.PRNGKey(k), (5, 8))))
+                for k in range(4)}) > 1  # the order depends on the key
 
 
 def _rows(run_dir: Path) -> list[dict]:

@@ -44,6 +44,9 @@ OPTIMIZERS = {
 }
 
 
+SHUFFLES = ("steps", "rows")
+
+
 class TrainConfigError(EnvportError, ValueError):
     """A PPO configuration that cannot run (e.g. the batch does not split into minibatches)."""
 
@@ -68,6 +71,11 @@ class PPOConfig:
     # "adam", or "muon" (optax.contrib.muon: orthogonalised momentum on the weight matrices,
     # Adam on the rest; PuffeRL's default optimiser, for like-for-like comparisons)
     optimizer: str = "adam"
+    # how an epoch's minibatches are drawn: "steps" (a uniform permutation of every
+    # transition) or "rows" (whole env rows of the rollout, shuffled as rows, as PuffeRL
+    # samples segments: one sort of num_envs keys per epoch instead of num_envs * num_steps,
+    # which on XLA:CPU was ~40 % of a small policy's update)
+    shuffle: str = "steps"
     policy: str = "0.1M"
     seed: int = 0
 
@@ -97,6 +105,9 @@ class PPOConfig:
         for name in ("gamma", "gae_lambda"):
             if not 0 <= float(getattr(self, name)) <= 1:
                 raise TrainConfigError(f"{name} must be in [0, 1], got {getattr(self, name)}")
+        if self.shuffle not in SHUFFLES:
+            raise TrainConfigError(
+                f"unknown shuffle {self.shuffle!r}; choose from {', '.join(SHUFFLES)}")
         if self.optimizer not in OPTIMIZERS:
             raise TrainConfigError(
                 f"unknown optimizer {self.optimizer!r}; choose from {', '.join(OPTIMIZERS)}")
@@ -359,6 +370,14 @@ class PPO:
     def value(self, params, obs):
         return self.net.apply(params, obs)[2]
 
+    def _shuffle(self, key, shape) -> jax.Array:
+        """An epoch's order of the flattened rollout (``shape``: [num_steps, rows])."""
+        if self.config.shuffle == "rows":
+            steps, rows = shape
+            order = jax.random.permutation(key, rows)
+            return (order[:, None] + rows * jnp.arange(steps)[None, :]).reshape(-1)
+        return jax.random.permutation(key, self.config.batch_size)
+
     def learn(self, params, opt_state, key, traj: Transition, last_obs, last_mask):
         """GAE over a rollout ``traj`` (leaves [num_steps, num_envs, ...]) and the PPO epochs;
         shared by the on-device update and the host-loop driver."""
@@ -371,7 +390,7 @@ class PPO:
         def epoch(carry, _):
             params, opt_state, key = carry
             key, k_perm = jax.random.split(key)
-            perm = jax.random.permutation(k_perm, c.batch_size)
+            perm = self._shuffle(k_perm, traj.done.shape)
             shuffled = jax.tree.map(
                 lambda x: x[perm].reshape((c.num_minibatches, c.minibatch_size) + x.shape[1:]),
                 batch)
