@@ -138,14 +138,15 @@ def test_bad_configs_are_refused():
 
 def test_rows_shuffle_keeps_each_envs_steps_together():
     cfg = PPOConfig(num_envs=8, num_steps=5, num_minibatches=4, shuffle="rows")
-    perm = np.asarray(PPO(corridor(), cfg)._shuffle(jax.random.PRNGKey(3), (5, 8)))
+    ppo = PPO(corridor(), cfg)
+    perm = np.asarray(ppo._shuffle(jax.random.PRNGKey(3), (5, 8)))
     assert sorted(perm) == list(range(40))  # every transition once
     for mb in perm.reshape(4, 10):  # the flat rollout is [step, env]: index = step * 8 + env
         env, step = mb % 8, mb // 8
         # two whole env rows per minibatch, each with its steps in order
         assert len(set(env[:5])) == 1 and len(set(env[5:])) == 1 and env[0] != env[5]
         assert list(step) == [0, 1, 2, 3, 4] * 2
-    assert len({tuple(np.asarray(PPO(corridor(), cfg)._shuffle(jax.random.PRNGKey(k), (5, 8))))
+    assert len({tuple(np.asarray(ppo._shuffle(jax.random.PRNGKey(k), (5, 8))))
                 for k in range(4)}) > 1  # the order depends on the key
 
 

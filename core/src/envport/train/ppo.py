@@ -105,12 +105,10 @@ class PPOConfig:
         for name in ("gamma", "gae_lambda"):
             if not 0 <= float(getattr(self, name)) <= 1:
                 raise TrainConfigError(f"{name} must be in [0, 1], got {getattr(self, name)}")
-        if self.shuffle not in SHUFFLES:
-            raise TrainConfigError(
-                f"unknown shuffle {self.shuffle!r}; choose from {', '.join(SHUFFLES)}")
-        if self.optimizer not in OPTIMIZERS:
-            raise TrainConfigError(
-                f"unknown optimizer {self.optimizer!r}; choose from {', '.join(OPTIMIZERS)}")
+        for name, choices in (("shuffle", SHUFFLES), ("optimizer", OPTIMIZERS)):
+            if getattr(self, name) not in choices:
+                raise TrainConfigError(f"unknown {name} {getattr(self, name)!r}; "
+                                       f"choose from {', '.join(choices)}")
         return self
 
     def to_dict(self) -> dict:
