@@ -11,6 +11,7 @@ from envport.toy import LEFT, RIGHT, STAY, Corridor, CorridorState
 from envport.wrappers import (
     AutoResetState,
     AutoResetWrapper,
+    BatchedAutoResetWrapper,
     EpisodeLimitWrapper,
     LimitState,
     VmapWrapper,
@@ -184,3 +185,60 @@ def test_vmapped_autoreset_only_resets_the_done_envs():
     np.testing.assert_array_equal(final_obs[0], one_hot(GOAL))
     np.testing.assert_array_equal(final_obs[1:], ts.obs[1:])
     np.testing.assert_array_equal(ts.obs[0], one_hot(int(new.inner.pos[0])))
+
+
+# -- BatchedAutoResetWrapper -----------------------------------------------------------------
+
+class TypedKeys(Turns):
+    """Turns whose state carries a typed PRNG key (``jax.random.key``), as newer envs do."""
+
+    def reset(self, key):
+        state, ts = super().reset(key)
+        return state._replace(key=jax.random.wrap_key_data(state.key)), ts
+
+    def step(self, state, action):
+        inner = state._replace(key=jax.random.key_data(state.key))
+        new, ts = super().step(inner, action)
+        return new._replace(key=jax.random.wrap_key_data(new.key)), ts
+
+
+def _rollout(batched, keys, actions):
+    """Every step's (state, TimeStep, final_obs) of ``batched`` from ``reset(keys)``."""
+    def body(state, action):
+        state, ts, final_obs = batched.step_with_final(state, action)
+        return state, (state, ts, final_obs)
+    state, _ = batched.reset(keys)
+    return jax.lax.scan(body, state, actions)[1]
+
+
+def _as_bits(x):
+    return np.asarray(jax.random.key_data(x) if jnp.issubdtype(x.dtype, jax.dtypes.prng_key) else x)
+
+
+@pytest.mark.parametrize("env", [EpisodeLimitWrapper(Corridor(L, slip=0.3), 6),
+                                 EpisodeLimitWrapper(TypedKeys(L), 6)],
+                         ids=["slippery", "typed keys, legal mask, player"])
+@pytest.mark.parametrize("max_resets", [1, 3, None])
+def test_batched_autoreset_equals_vmapped_autoreset(env, max_resets):
+    """Bit for bit the plain path's results, through steps where no env, a few envs and more
+    than ``max_resets`` envs ended (the test counts that each kind of step occurred): four envs
+    walk right and end at the goal at their own times, the others stay and are all truncated
+    together every sixth step."""
+    steps, n = 30, 24
+    keys = jax.random.split(jax.random.PRNGKey(11), n)
+    actions = np.where(np.arange(n) < 4, RIGHT, STAY).astype(A)[None].repeat(steps, 0)
+    plain = jax.jit(lambda k, a: _rollout(VmapWrapper(AutoResetWrapper(env)), k, a))(keys, actions)
+    wrapper = BatchedAutoResetWrapper(env, max_resets)
+    batched = jax.jit(lambda k, a: _rollout(wrapper, k, a))(keys, actions)
+    assert jax.tree.structure(plain) == jax.tree.structure(batched)
+    for x, y in zip(jax.tree.leaves(plain), jax.tree.leaves(batched)):
+        np.testing.assert_array_equal(_as_bits(x), _as_bits(y))
+    ts = plain[1]
+    ended = np.asarray(ts.terminated | ts.truncated).sum(axis=1)
+    m = max_resets or n // 8
+    assert (ended == 0).any() and ((ended > 0) & (ended <= m)).any() and (ended > m).any(), ended
+
+
+def test_batched_autoreset_rejects_nonpositive_max_resets():
+    with pytest.raises(ValueError, match="max_resets must be >= 1"):
+        BatchedAutoResetWrapper(Corridor(L), 0)

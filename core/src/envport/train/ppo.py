@@ -1,8 +1,9 @@
 """PPO for any single-agent :class:`envport.Env`, one jitted update on the device.
 
-The structure PureJaxRL made standard: the batch of envs (``VmapWrapper(AutoResetWrapper(env))``)
-is rolled out by ``lax.scan`` for ``num_steps``, advantages by GAE (a reverse scan), then
-``update_epochs`` passes of shuffled minibatches through the clipped policy / value loss,
+The structure PureJaxRL made standard: the batch of auto-resetting envs
+(``BatchedAutoResetWrapper(env)``: ``VmapWrapper(AutoResetWrapper(env))``'s results, resetting
+only the envs that ended) is rolled out by ``lax.scan`` for ``num_steps``, advantages by GAE
+(a reverse scan), then ``update_epochs`` passes of shuffled minibatches through the clipped policy / value loss,
 all inside one ``jit``. Everything the next update needs is one pytree (:class:`Runner`),
 so a checkpoint is that pytree and a resumed run computes the same next update.
 
@@ -13,7 +14,7 @@ clipped to the space for the env (the log-probability is the unclipped sample's,
 
 Truncation (``truncated`` without ``terminated``) is not a terminal state: the step's reward
 gets ``gamma * V(final_obs)`` added, the value of the observation the episode stopped at
-(``AutoResetWrapper.step_with_final``), computed only on updates where some env truncated.
+(``step_with_final``), computed only on updates where some env truncated.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from envport.errors import EnvportError
 from envport.train.networks import ActorCritic, as_features, flat_obs_dim, widths_for
 from envport.train.selfplay import SelfPlayBatch
 from envport.types import Box, Discrete, TimeStep
-from envport.wrappers import AutoResetWrapper, VmapWrapper
+from envport.wrappers import BatchedAutoResetWrapper
 
 MASKED_LOGIT = -1e9  # finite: softmax gives exactly 0 and 0 * log 0 terms stay 0, not NaN
 
@@ -194,7 +195,7 @@ class PPO:
         self.net = ActorCritic(self.widths, self.action_dim, self.continuous)
         self.score = score or _reward_score
         # the on-device rollout; the host-loop driver (``envport.train.host``) has no JAX env
-        self.batched = (selfplay or VmapWrapper(AutoResetWrapper(env))) if env is not None \
+        self.batched = (selfplay or BatchedAutoResetWrapper(env)) if env is not None \
             else None
         self.tx = self._optimizer()
         self.update = jax.jit(self._update, donate_argnums=0)

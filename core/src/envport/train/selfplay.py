@@ -24,7 +24,7 @@ import jax.numpy as jnp
 from envport.env import Env
 from envport.errors import EnvportError
 from envport.types import Discrete, EnvSpec, TimeStep
-from envport.wrappers import AutoResetWrapper, VmapWrapper
+from envport.wrappers import BatchedAutoResetWrapper
 
 PLAYERS = 2
 
@@ -61,7 +61,7 @@ class SelfPlayBatch:
             raise SelfPlayError(f"self-play needs an even number of envs (two rows per game), "
                                 f"got {num_rows}")
         self.games = num_rows // PLAYERS
-        self.batched = VmapWrapper(AutoResetWrapper(env))
+        self.batched = BatchedAutoResetWrapper(env)
 
     def _rows(self, ts: TimeStep) -> TimeStep:
         def per_player(x):  # [G, 2, ...] -> [2G, ...]
