@@ -20,7 +20,7 @@ from envport import Box, Env, EnvSpec, TimeStep, cli
 from envport.errors import EnvportError
 from envport.registry import TrainTarget
 from envport.toy import Corridor
-from envport.train import PPO, PRESETS, PPOConfig, count_params, evaluate, widths_for
+from envport.train import PPO, PRESETS, PPOConfig, count_params, evaluate, run, widths_for
 from envport.train.host import BackendOutputError, HostPPO
 from envport.train.memory import PolicyTooLargeError, check_fits, estimate_bytes
 from envport.train.networks import PolicyPresetError, tree_size
@@ -202,6 +202,26 @@ def test_evaluation_envs_are_played_as_training_goes(tmp_path):
     _, evals = read_metrics(run_dir)
     assert [e["update"] for e in evals] == [2, 3]
     assert evals[0]["eval"]["no slip"]["episodes"] == 16
+
+
+def test_a_finished_run_is_evaluated_on_its_evaluation_envs(tmp_path, capsys):
+    """``envport evaluate``'s work: the checkpointed policy, many episodes per env, sampled and
+    most likely actions, each with a CI, in the run's evaluation.json; the trained corridor
+    walker reaches the goal of the unslippery corridor every time with its best actions."""
+    target = corridor_target(evaluate={"no slip": lambda: EpisodeLimitWrapper(Corridor(length=6), 30)})
+    run_dir = tmp_path / "corridor/train/ev"
+    train(TrainRun("corridor", target, dataclasses.replace(SMALL, total_steps=16 * 32 * 12), run_dir,
+                   progress=False))
+    report = run.evaluate_run(run_dir, target, episodes=40, seed=3)
+    assert json.loads((run_dir / "evaluation.json").read_text()) == report
+    assert report["env_steps"] == 16 * 32 * 12 and sorted(report["results"]) == ["no slip"]
+    modes = report["results"]["no slip"]
+    assert sorted(modes) == ["argmax", "sample"] and modes["argmax"]["episodes"] == 40
+    assert modes["argmax"]["mean"] == 1.0 and modes["argmax"]["ci95"] == [1.0, 1.0]
+    with pytest.raises(ResumeMismatchError, match="trained target 'corridor', not 'other'"):
+        run.evaluate_run(run_dir, dataclasses.replace(target, name="other"), episodes=4)
+    assert cli.main(["evaluate", "pong", "no-such-run", "--out", str(tmp_path)]) == 2
+    assert "no-such-run is not a training run" in capsys.readouterr().err
 
 
 def test_cli_errors_are_one_line(capsys):

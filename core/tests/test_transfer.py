@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -85,6 +86,17 @@ def test_stored_policies_are_reused_not_retrained(first_run, monkeypatch):
     again = verify.run(port(), out_dir=out, levels=["L4"], progress=False)
     assert [d["reference_mean"] for d in l4(again)[1]] == [
         d["reference_mean"] for d in l4(report)[1]]  # same policies, same seeds
+
+
+def test_a_stored_policy_is_only_reused_by_the_env_it_was_trained_for():
+    """The stored policy's folder is keyed by the env's spec too: an env whose observation
+    changed (a longer corridor: a wider one-hot) trains its own policies instead of loading
+    parameters of the wrong shape."""
+    config = tr.policy_config(TARGET, TRANSFER, "port", 0)
+    same = [tr.policy_dir(Path("r"), "corridor", TARGET, config, "port", Corridor(LENGTH).spec)
+            for _ in range(2)]
+    longer = tr.policy_dir(Path("r"), "corridor", TARGET, config, "port", Corridor(LENGTH + 1).spec)
+    assert same[0] == same[1] != longer
 
 
 def test_a_planted_gap_fails_l4(first_run):

@@ -231,7 +231,7 @@ def test_batched_autoreset_equals_vmapped_autoreset(env, max_resets):
     wrapper = BatchedAutoResetWrapper(env, max_resets)
     batched = jax.jit(lambda k, a: _rollout(wrapper, k, a))(keys, actions)
     assert jax.tree.structure(plain) == jax.tree.structure(batched)
-    for x, y in zip(jax.tree.leaves(plain), jax.tree.leaves(batched)):
+    for x, y in zip(jax.tree.leaves(plain), jax.tree.leaves(batched), strict=True):
         np.testing.assert_array_equal(_as_bits(x), _as_bits(y))
     ts = plain[1]
     ended = np.asarray(ts.terminated | ts.truncated).sum(axis=1)

@@ -225,6 +225,15 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--eval-episodes", type=_positive_int, default=200)
     t.add_argument("--no-progress", action="store_true", help="no progress bar")
 
+    e = sub.add_parser("evaluate", help="play a training run's policy on its evaluation envs "
+                                        "(needs envport[train])")
+    e.add_argument("env", help="env name (see `envport list`)")
+    e.add_argument("run_id", help="the run: reports/<env>/train/RUN_ID (see `envport runs`)")
+    e.add_argument("--episodes", type=_positive_int, default=1000,
+                   help="episodes per evaluation env and action mode (default: 1000)")
+    e.add_argument("--seed", type=int, default=0, help="evaluation seed (default: 0)")
+    e.add_argument("--out", default="reports", help="report folder (default: reports)")
+
     o = sub.add_parser("overhead",
                        help="the env's share of PPO wall time at several policy sizes "
                             "(needs envport[train])")
@@ -516,6 +525,22 @@ def _cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_evaluate(args: argparse.Namespace) -> int:
+    from envport.train import run
+
+    run_dir = run.run_root(Path(args.out), args.env) / args.run_id
+    _, target = _train_target(args.env, run.read_config(run_dir).get("target"))
+    report = run.evaluate_run(run_dir, target, args.episodes, args.seed)
+    print(f"{run_dir} after {report['env_steps']:,} env steps, {args.episodes:,} episodes each "
+          f"({report['score_name']}, 95% CI):")
+    for name, modes in report["results"].items():
+        print(f"  {name}: " + "; ".join(
+            f"{mode} {r['mean']:.3f} [{r['ci95'][0]:.3f}, {r['ci95'][1]:.3f}]"
+            for mode, r in modes.items()))
+    print(f"written to {run_dir / 'evaluation.json'}")
+    return 0
+
+
 def _cmd_overhead(args: argparse.Namespace) -> int:
     from envport.train import overhead
 
@@ -579,7 +604,8 @@ def _cmd_runs(args: argparse.Namespace) -> int:
 _COMMANDS = {"list": _cmd_list, "install-reference": _cmd_install_reference,
              "prepare": _cmd_prepare, "session-commands": _cmd_session_commands,
              "verify": _cmd_verify, "bench": _cmd_bench, "prompt": _cmd_prompt,
-             "generate": _cmd_generate, "train": _cmd_train, "overhead": _cmd_overhead,
+             "generate": _cmd_generate, "train": _cmd_train, "evaluate": _cmd_evaluate,
+             "overhead": _cmd_overhead,
              "runs": _cmd_runs}
 
 

@@ -7,7 +7,9 @@
 - ``checkpoint.msgpack`` + ``checkpoint.json``: the whole :class:`~envport.train.ppo.Runner`
   (flax serialization) after the latest checkpointed update; ``--resume`` continues from it
   and computes the same next update as the run that wrote it would have;
-- ``curve.png``: the score against env steps; ``summary.json`` at the end.
+- ``curve.png``: the score against env steps; ``summary.json`` at the end;
+- ``evaluation.json``: written by ``envport evaluate`` (:func:`evaluate_run`), the checkpointed
+  policy's score on each evaluation env over many episodes, sampled and most-likely actions.
 
 A new run never writes into an existing run directory.
 """
@@ -335,12 +337,42 @@ def _loop(run: TrainRun, trainer, runner, identity: dict, resume: bool) -> dict:
 def _evaluate(run: TrainRun, ppo: PPO, runner: Runner, update: int) -> dict:
     out = {}
     for name, make_env in sorted(run.target.evaluate.items()):
-        scores = evaluate(ppo, runner.params, make_env(), run.eval_episodes,
-                          seed=run.config.seed * 1_000_003 + update)
-        se = scores.std(ddof=1) / np.sqrt(len(scores)) if len(scores) > 1 else float("nan")
-        out[name] = {"episodes": len(scores), "mean": float(scores.mean()),
-                     "ci95": [float(scores.mean() - 1.96 * se), float(scores.mean() + 1.96 * se)]}
+        out[name] = _score_ci(evaluate(ppo, runner.params, make_env(), run.eval_episodes,
+                                       seed=run.config.seed * 1_000_003 + update))
     return out
+
+
+def _score_ci(scores: np.ndarray) -> dict:
+    se = scores.std(ddof=1) / np.sqrt(len(scores)) if len(scores) > 1 else float("nan")
+    return {"episodes": len(scores), "mean": float(scores.mean()),
+            "ci95": [float(scores.mean() - 1.96 * se), float(scores.mean() + 1.96 * se)]}
+
+
+def evaluate_run(run_dir: Path, target, episodes: int, seed: int = 0) -> dict:
+    """The run's checkpointed policy on each of ``target``'s evaluation envs (its own env when
+    it declares none) for ``episodes`` episodes, once sampling its actions and once taking the
+    most likely one, each with a 95% CI; written to ``evaluation.json`` in ``run_dir``."""
+    run_dir = Path(run_dir)
+    cfg = read_config(run_dir)
+    if cfg.get("target") != target.name:
+        raise ResumeMismatchError(f"{run_dir} trained target {cfg.get('target')!r}, not "
+                                  f"{target.name!r}")
+    if target.make_env is None:
+        raise EnvportError(f"target {target.name!r} trains through the host loop: evaluate it "
+                           "on its backend (envport.train.host.evaluate_backend)")
+    ppo = PPO(target.make_env(), PPOConfig.from_dict(cfg["config"]), score=target.score,
+              self_play=target.self_play)
+    params = checkpoint_params(run_dir, ppo.init().params, what="envport evaluate")
+    rows, _ = read_metrics(run_dir)
+    envs = target.evaluate or {target.name: target.make_env}
+    results = {name: {mode: _score_ci(evaluate(ppo, params, make_env(), episodes, seed=seed,
+                                               greedy=mode == "argmax"))
+                      for mode in ("sample", "argmax")}
+               for name, make_env in sorted(envs.items())}
+    report = {"run": run_dir.name, "target": target.name, "score_name": target.score_name,
+              "env_steps": rows[-1]["step"] if rows else 0, "seed": seed, "results": results}
+    write_json(run_dir / "evaluation.json", report)
+    return report
 
 
 def _fmt(x) -> str:

@@ -13,8 +13,9 @@ scores. A sim-to-sim gap shows as a policy that scores differently on the two.
 Policies are stored as training runs, ``<out>/<env>/train/l4-<target>-<direction>-<hash>-s<seed>/``
 (``envport runs`` lists them), with ``policy.msgpack`` (the parameters) and ``policy.json``
 (what they are). A stored policy is reused; a missing one is trained first, an interrupted
-port run resumed. The hash is of the PPO config, so a changed budget trains new policies
-rather than reusing ones it does not describe.
+port run resumed. The hash is of the PPO config and the env's spec (id, version, observation
+shape, actions), so a changed budget or observation trains new policies rather than
+reusing ones it does not describe.
 """
 
 from __future__ import annotations
@@ -105,10 +106,19 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-").lower() or "target"
 
 
+def spec_identity(spec) -> dict:
+    """What a stored policy must agree with the env on: its id, version and the shapes the
+    network was built for."""
+    space = spec.action_space
+    return {"env_id": spec.id, "env_version": spec.version,
+            "obs_shape": list(spec.observation_space.shape),
+            "actions": getattr(space, "n", None) or list(space.shape)}
+
+
 def policy_dir(out: Path, env_name: str, target: TrainTarget, config: PPOConfig,
-               direction: str) -> Path:
-    digest = hashlib.sha256(json.dumps({**config.to_dict(), "seed": None},
-                                       sort_keys=True).encode()).hexdigest()[:8]
+               direction: str, spec=None) -> Path:
+    key = {**config.to_dict(), "seed": None, **(spec_identity(spec) if spec is not None else {})}
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:8]
     return run_root(out, env_name) / f"l4-{_slug(target.name)}-{direction}-{digest}-s{config.seed}"
 
 
@@ -152,10 +162,11 @@ def ensure_policy(port: EnvPort, transfer: PolicyTransfer, direction: str, seed:
     loop. A target with only a backend trains on it through the host loop in both directions."""
     target = _target(port, transfer)
     config = policy_config(target, transfer, direction, seed)
-    ppo = PPO(None, config, score=target.score, spec=_spec(target))
-    run_dir = policy_dir(out, port.name, target, config, direction)
+    spec = _spec(target)
+    ppo = PPO(None, config, score=target.score, spec=spec)
+    run_dir = policy_dir(out, port.name, target, config, direction, spec)
     identity = {"env": port.name, "target": target.name, "direction": direction,
-                "config": config.to_dict()}
+                "config": config.to_dict(), **spec_identity(spec)}
     if (run_dir / "policy.json").exists():
         return _load(run_dir, ppo, identity)
     trained_on = target if direction == "port" else dataclasses.replace(
