@@ -124,7 +124,7 @@ def test_layout_and_hidden_information():
     b, rev = _new(t1, t2, jnp.asarray([1, 2, 3, 4], jnp.uint32)), observe.initial(t1, t2)
     obs = _observe(b, rev, 0)
     assert obs.features.shape == (observe.OBS_SIZE,) and obs.features.dtype == jnp.float32
-    assert observe.OBS_SIZE == 12 * observe.MON + 2 * observe.ACTIVE + observe.FIELD
+    assert observe.OBS_SIZE == 12 * observe.MON + 2 * observe.ACTIVE + observe.FIELD + observe.MATCHUP
     assert np.asarray(obs.foe_known).tolist() == [True] + [False] * 5
     assert (np.asarray(obs.foe_moves) == -1).all() and (np.asarray(obs.foe_species[1:]) == -1).all()
     # p1's view ignores everything p2 has not shown: its bench, its lead's moves, PP and stats
@@ -142,6 +142,45 @@ def test_layout_and_hidden_information():
     shown = rev._replace(seen=rev.seen.at[1].set(True), moves_seen=rev.moves_seen.at[1].set(True))
     assert not np.array_equal(np.asarray(_observe(battle.with_team(b, hidden), shown, 0).features),
                               np.asarray(_observe(b, shown, 0).features))
+
+
+def test_matchups_read_the_type_chart_for_the_actives():
+    """The matchup block on a crafted position, each value worked out by hand from Gen 1's chart:
+    Pikachu (Electric) and Geodude (Rock/Ground) against Charizard (Fire/Flying)."""
+    mon = lambda species, moves: {"species": species, "level": 50, "moves": moves}  # noqa: E731
+    p1 = [mon("Pikachu", ["thunderbolt", "bodyslam", "thunderwave", "earthquake"]),
+          mon("Geodude", ["earthquake", "rockslide"]), mon("Gastly", ["nightshade"]),
+          mon("Squirtle", ["surf"]), mon("Bulbasaur", ["growl"]), mon("Diglett", ["scratch"])]
+    p2 = [mon("Charizard", ["earthquake", "fireblast"])] + [
+        mon(s, ["tackle"]) for s in ("Rattata", "Pidgey", "Spearow", "Ekans", "Sandshrew")]
+    t1, t2 = (teams.encode_sets(x, rules=False) for x in (p1, p2))
+    b, rev = _new(t1, t2, jnp.asarray([1, 2, 3, 4], jnp.uint32)), observe.initial(t1, t2)
+
+    def block(rev):
+        m = np.asarray(_observe(b, rev, 0).features)[-observe.MATCHUP:]
+        n = 4 * observe.MATCHUP_MOVE
+        return (m[:n].reshape(4, -1), m[n:2 * n].reshape(4, -1),
+                m[2 * n:].reshape(6, observe.MATCHUP_MON))
+
+    mine, theirs, team = block(rev)
+    # immune, log2(multiplier)/2, same type, deals damage
+    np.testing.assert_array_equal(mine, [[0, 0.5, 1, 1],   # Thunderbolt: x1 (Fire) * x2 (Flying)
+                                         [0, 0, 0, 1],     # Body Slam: x1
+                                         [0, 0.5, 1, 0],   # Thunder Wave: a status move
+                                         [1, 0, 0, 1]])    # Earthquake: Flying is immune
+    assert (theirs == 0).all()  # Charizard has shown no move yet
+    # per own Pokémon: the worst of Fire / Flying against it, its best damaging move
+    np.testing.assert_array_equal(team, [[0, 0.5],     # Pikachu: x1 at worst; Thunderbolt x2
+                                         [-0.5, 1],    # Geodude: x0.5 at worst; Rock Slide x4
+                                         [0, 0],       # Gastly: Night Shade (fixed damage) x1
+                                         [0, 0.5],     # Squirtle: Surf x2
+                                         [0.5, -1],    # Bulbasaur: Fire x2; no damaging move
+                                         [0, 0]])      # Diglett: Scratch x1
+    shown = rev._replace(moves_seen=rev.moves_seen.at[1, 0, :2].set(True))
+    _, theirs, _ = block(shown)
+    np.testing.assert_array_equal(theirs, [[0, 0.5, 0, 1],  # Earthquake on Electric: x2
+                                           [0, 0, 1, 1],    # Fire Blast: x1, Charizard's type
+                                           [0, 0, 0, 0], [0, 0, 0, 0]])
 
 
 def test_hp_percent():

@@ -166,3 +166,41 @@ def test_greedy_opponent_beats_a_random_agent():
     done_g, win_vs_greedy = rate("greedy")
     print(dict(done=done_g, random_agent_win_rate_vs_greedy=win_vs_greedy))
     assert done_g > 0.9 and win_vs_greedy < 0.3
+
+
+def test_hp_shaping_adds_the_change_of_the_hp_balance():
+    """``hp_weight``: each step's reward is the win's plus hp_weight times the change of (own
+    summed HP fractions minus the foe's), computed here from the states in numpy; the battle
+    itself is the same as without shaping."""
+    n, steps, w = 8, 120, 1 / 6
+    for bad in (-0.1, 0.2):
+        with pytest.raises(ValueError, match="hp_weight"):
+            env.SingleAgentEnv("random", hp_weight=bad)
+    e = env.SingleAgentEnv("greedy", hp_weight=w)
+
+    def run(key):
+        k0, k1 = jax.random.split(key)
+        s, ts = e.reset(k0)
+
+        def body(s, k):
+            mask = legal.legal_mask(s.inner.battle)[0]
+            a = jax.random.categorical(k, jnp.where(mask, 0.0, -jnp.inf)).astype(jnp.int32)
+            s2, ts = e.step(s, a)
+            return s2, (ts.reward, ts.terminated, s.inner.battle.team, s2.inner.battle.team,
+                        s2.inner.battle.winner)
+
+        return jax.lax.scan(body, s, jax.random.split(k1, steps))[1]
+
+    reward, ended, before, after, winner = jax.device_get(
+        jax.jit(jax.vmap(run))(jax.random.split(jax.random.PRNGKey(3), n)))
+
+    def balance(team):
+        frac = np.maximum(team.hp, 0) / np.maximum(team.maxhp, 1)
+        return frac[..., 0, :].sum(-1) - frac[..., 1, :].sum(-1)
+
+    # an ended battle stays as it ended (its reward repeats, its balance no longer moves)
+    win = np.where(ended, (winner == 1).astype(np.float32) - (winner == 2), 0.0)
+    shaping = w * (balance(after) - balance(before))
+    np.testing.assert_allclose(reward, win + shaping, atol=1e-6)
+    assert ended[:, -1].all() and (shaping != 0).sum() > 5 * n  # damage was dealt, often
+    assert (np.abs(shaping) < 0.5).all()

@@ -30,5 +30,23 @@ def test_self_play_runs_on_both_sides_of_battles(tmp_path):
 
 
 def test_the_score_is_a_win():
-    ts = lambda r: TimeStep(0, jnp.float32(r), True, False)  # noqa: E731
+    ts = lambda r, end=True: TimeStep(0, jnp.float32(r), end, False)  # noqa: E731
     assert [float(won(ts(r))) for r in (1.0, -1.0, 0.0)] == [1.0, 0.0, 0.0]
+    # with the HP shaping: a win's last step stays above 1/2, a tie's below; damage dealt on a
+    # step that does not end the battle is no win
+    assert [float(won(ts(r))) for r in (1 - 1 / 3, 1 / 3, -1 + 1 / 3)] == [1.0, 0.0, 0.0]
+    assert float(won(ts(1 / 6, end=False))) == 0.0
+
+
+def test_train_session_trains_against_greedy_then_evaluates_that_run():
+    from envport.sessions import commands
+    from pokejax.port import PORT
+
+    train_cmd, evaluate_cmd = commands(PORT, "train")
+    run_id = train_cmd[train_cmd.index("--run-id") + 1]
+    assert train_cmd[:5] == ["envport", "train", "pokejax", "--target", "vs-greedy"]
+    assert evaluate_cmd == ["envport", "evaluate", "pokejax", run_id, "--episodes", "2000"]
+    assert commands(PORT, "train", ["--steps", "10"]) == [
+        ["envport", "train", "pokejax", "--steps", "10"]]
+    greedy = next(t for t in TARGETS if t.name == "vs-greedy")
+    assert greedy.make_env().hp_weight == 1 / 6 and TARGETS[0].make_env().hp_weight == 0.0

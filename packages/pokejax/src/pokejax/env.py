@@ -13,7 +13,12 @@
   ``opponents`` (``"random"`` or ``"greedy"``). Decision points where the agent has nothing to
   choose (the opponent's forced switch) are played inside the same ``step``, so every step
   offers the agent at least one legal action until the battle ends. ``obs`` float32[OBS_SIZE],
-  ``legal_mask`` bool[9], scalar reward and flags.
+  ``legal_mask`` bool[9], scalar reward and flags. ``hp_weight`` (default 0: the win alone)
+  adds a dense, potential-based part for training: ``hp_weight`` times the step's change of
+  (the agent's summed HP fractions minus the opponent's), poke-env's usual shaping. With
+  ``hp_weight <= 1/6`` one decision moves it by at most 1/3 (two Pokémon fainting at most),
+  so the reward of the step that ends the battle stays above 1/2 for a win, below 1/2 for a tie
+  and below 0 for a loss (``train.won`` relies on it).
 
 Actions: 0-3 move slot, 4-8 "switch 2".."switch 6" (``choices``). Wrong shape or dtype raises
 ``envport.ActionError`` (also under ``jit``: shapes and dtypes are static). An *illegal* action
@@ -129,6 +134,15 @@ def _rewards(b: Battle) -> jax.Array:
     return jnp.where(b.ended, won.astype(jnp.float32) - lost.astype(jnp.float32), 0.0)
 
 
+MAX_HP_WEIGHT = 1 / 6
+
+
+def _hp_balance(b: Battle, side: int) -> jax.Array:
+    """``side``'s summed HP fractions minus its opponent's (in [-6, 6])."""
+    frac = jnp.maximum(b.team.hp, 0) / jnp.maximum(b.team.maxhp, 1)
+    return (jnp.sum(frac[side]) - jnp.sum(frac[1 - side])).astype(jnp.float32)
+
+
 def _advance(s: BattleState, actions: jax.Array) -> BattleState:
     actions, bad = _sanitize(s.battle, actions)
     after = battle.step(s.battle, actions)
@@ -184,9 +198,13 @@ class SingleAgentEnv(Env):
     """``agent_side`` (0 = p1, 1 = p2) against ``opponent`` (``"random"``, ``"greedy"`` or a
     ``policy(key, battle, side) -> action``)."""
 
-    def __init__(self, opponent="random", agent_side: int = 0, checked: bool = False):
+    def __init__(self, opponent="random", agent_side: int = 0, checked: bool = False,
+                 hp_weight: float = 0.0):
         if agent_side not in (0, 1):
             raise ValueError(f"agent_side must be 0 (p1) or 1 (p2), got {agent_side!r}")
+        if not 0.0 <= hp_weight <= MAX_HP_WEIGHT:
+            raise ValueError(f"hp_weight must be in [0, 1/6], got {hp_weight!r}: above 1/6 a "
+                             "step's HP change could outweigh the win")
         if isinstance(opponent, str):
             if opponent not in opponents.POLICIES:
                 raise ValueError(f"unknown opponent {opponent!r}: one of {sorted(opponents.POLICIES)} "
@@ -195,12 +213,13 @@ class SingleAgentEnv(Env):
         else:
             name = getattr(opponent, "__name__", "custom")
         self.opponent, self.agent_side, self.checked = opponent, agent_side, checked
+        self.hp_weight = float(hp_weight)
         self._spec = EnvSpec(
             id="pokejax-gen1randombattle-vs-" + name, version=__version__,
             observation_space=Box(-1.0, 1.0, (observe.OBS_SIZE,)),
             action_space=Discrete(NUM_ACTIONS), num_agents=1,
             metadata={"format": "gen1randombattle", "opponent": name, "agent_side": agent_side,
-                      "obs_layout": observe.LAYOUT})
+                      "hp_weight": self.hp_weight, "obs_layout": observe.LAYOUT})
 
     @property
     def spec(self) -> EnvSpec:
@@ -257,7 +276,12 @@ class SingleAgentEnv(Env):
         live = ~s.battle.ended
         s2, key = self._skip_waiting(s, state.key, a, first=True)
         s2 = jax.tree.map(lambda x, y: jnp.where(live, x, y), s2, s)  # an ended battle stays
-        return SingleState(s2, jnp.where(live, key, state.key)), self._timestep(s2)
+        ts = self._timestep(s2)
+        if self.hp_weight:
+            me = self.agent_side
+            gain = _hp_balance(s2.battle, me) - _hp_balance(s.battle, me)
+            ts = ts._replace(reward=ts.reward + np.float32(self.hp_weight) * gain)
+        return SingleState(s2, jnp.where(live, key, state.key)), ts
 
     def observation(self, state: SingleState) -> jax.Array:
         return self._timestep(state.inner).obs

@@ -95,7 +95,7 @@ def greedy_table() -> dict:
     acc = np.asarray(jax.jit(lambda a: jnp.minimum(a, 100) / 100.0)(jnp.asarray(t.accuracy)))
     moves = {mid: [int(t.type[i]), bool(t.physical[i]), int(t.base_power[i]), float(acc[i]),
                    int(t.fixed_damage[i])] for i, mid in enumerate(codec.MOVES)}
-    return {"types": list(codec.TYPES), "mult": opponents._multipliers().tolist(), "moves": moves}
+    return {"types": list(codec.TYPES), "mult": opponents.type_multipliers().tolist(), "moves": moves}
 
 
 def load_greedy(sd: Showdown) -> None:

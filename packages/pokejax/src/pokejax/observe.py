@@ -28,7 +28,16 @@ fields); ``flatten`` turns it into the float32 vector the env returns. Layout of
   Pokémon and moves are all zeros;
 * ``me_active`` and ``foe_active``: stages/6 (atk, def, spa, spd, spe, accuracy, evasion),
   confused, must recharge, reflect, light screen, focus energy;
-* ``field``: forced switch (me, foe), battle ended, min(turn/1000, 1).
+* ``field``: forced switch (me, foe), battle ended, min(turn/1000, 1);
+* ``matchups`` (``MATCHUP_LAYOUT``), what a player reads off the type chart for the two active
+  Pokémon, from public facts only (the foe active's current types, its revealed moves): for my
+  active's 4 moves, then the foe active's 4 moves where revealed, each (``MATCHUP_MOVE``):
+  immune (multiplier 0), log2(type multiplier)/2 against the other active (-1 at ×0.25 up to 1
+  at ×4; 0 when immune), same-type bonus, deals damage (base power or fixed damage); then for
+  each of my 6 Pokémon (``MATCHUP_MON``): the foe active's worst type multiplier against it and
+  its own best damaging move's multiplier against the foe active, as log2/2 with ×0 (or no
+  damaging move) at -1. A damage-maximising player reads exactly these (``opponents``); as
+  one-hots the network would have to learn the 15×15 chart from wins and losses.
 
 Every value lies in [-1, 1] (stages/6 and move priority are the only negative ones).
 """
@@ -42,7 +51,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from pokejax import data, teams
+from pokejax import data, opponents, teams
 from pokejax.battle import Battle
 from pokejax.codec import SPECIES, STATUSES, TYPES
 from pokejax.duel import SELF_VOLATILES, move_table
@@ -61,8 +70,13 @@ MON = sum(n for _, n in MON_LAYOUT)
 ACTIVE_LAYOUT = (("boosts", 7), ("confused", 1), ("must_recharge", 1), ("volatiles", len(SELF_VOLATILES)))
 ACTIVE = sum(n for _, n in ACTIVE_LAYOUT)
 FIELD = 4
+MATCHUP_MOVE = 4  # immune, log2 multiplier / 2, same-type bonus, deals damage
+MATCHUP_MON = 2  # threatened by the foe active's types, best own damaging move
+MATCHUP_LAYOUT = (("my_moves", 4 * MATCHUP_MOVE), ("foe_moves", 4 * MATCHUP_MOVE),
+                  ("my_team", 6 * MATCHUP_MON))
+MATCHUP = sum(n for _, n in MATCHUP_LAYOUT)
 LAYOUT = (("me", 6 * MON), ("foe", 6 * MON), ("me_active", ACTIVE), ("foe_active", ACTIVE),
-          ("field", FIELD))
+          ("field", FIELD), ("matchups", MATCHUP))
 OBS_SIZE = sum(n for _, n in LAYOUT)
 # scaling by constants is written as a multiplication: XLA rewrites x / c as x * (1/c) under
 # jit, which can differ in the last bit from the eager division (jit == no-jit is checked)
@@ -175,6 +189,42 @@ def _active_features(team, side) -> jax.Array:
     return jnp.concatenate([jnp.asarray(c, jnp.float32).reshape(-1) for c in cols]) * live
 
 
+def _log_multiplier(mult) -> jax.Array:
+    """log2(multiplier)/2 in [-1, 1] (×0.25 .. ×4); ×0 maps to -1, the worst there is."""
+    return jnp.where(mult > 0, jnp.log2(jnp.maximum(mult, 0.25)) * 0.5, -1.0)
+
+
+def _matchups(team, player, foe, foe_moves_known) -> jax.Array:
+    """float32[MATCHUP] (``MATCHUP_LAYOUT``) for ``player``'s view."""
+    t = jax.tree.map(jnp.asarray, move_table())
+    chart = jnp.asarray(opponents.type_multipliers())  # [attacking type, defending type + 1]
+
+    def against(mtype, types):  # the multiplier of an attack of type mtype on a Pokémon
+        return chart[jnp.maximum(mtype, 0), types[..., 0]] * chart[jnp.maximum(mtype, 0), types[..., 1]]
+
+    def moves_on(attacker, defender_types, known):  # float32[4, MATCHUP_MOVE]
+        moves = team.moves[attacker, 0]
+        m = jnp.maximum(moves, 0)
+        mult = against(t.type[m], defender_types)
+        stab = jnp.any(team.types[attacker, 0][None, :] == t.type[m][:, None], axis=-1)
+        damaging = (t.base_power[m] > 0) | (t.fixed_damage[m] != -1)
+        cols = [mult == 0, jnp.where(mult > 0, _log_multiplier(mult), 0.0), stab, damaging]
+        out = jnp.stack([jnp.asarray(c, jnp.float32) for c in cols], -1)
+        return out * (known & (moves >= 0))[:, None]
+
+    mine, theirs = team.types[player, 0], team.types[foe, 0]
+    my_moves = moves_on(player, theirs, jnp.ones(4, bool))
+    foe_moves = moves_on(foe, mine, foe_moves_known)
+    # per own Pokémon: the foe active's worst type against it, its best damaging move on the foe
+    threat = jnp.max(jax.vmap(lambda ty: against(ty, team.types[player]))(theirs)
+                     * (theirs >= 0)[:, None], axis=0)
+    own = jnp.maximum(team.moves[player], 0)
+    hits = jnp.where((team.moves[player] >= 0) & ((t.base_power[own] > 0) | (t.fixed_damage[own] != -1)),
+                     against(t.type[own], theirs[None, None, :]), 0.0)
+    team_cols = jnp.stack([_log_multiplier(threat), _log_multiplier(jnp.max(hits, axis=-1))], -1)
+    return jnp.concatenate([my_moves.reshape(-1), foe_moves.reshape(-1), team_cols.reshape(-1)])
+
+
 def observe(b: Battle, rev: Revealed, player) -> Observation:
     """``player``'s view (0 = p1, 1 = p2); jittable with a traced ``player``."""
     player = jnp.asarray(player, jnp.int32)
@@ -183,9 +233,10 @@ def observe(b: Battle, rev: Revealed, player) -> Observation:
                          jnp.ones((6, 4), bool), True)
     theirs = _mon_features(b.team, foe, rev.species[foe], rev.seen[foe], rev.moves_seen[foe], False)
     field = jnp.stack([b.forced[player], b.forced[foe], b.ended, jnp.minimum(b.turn * _MILLI, 1.0)]).astype(jnp.float32)
-    features = jnp.concatenate([mine.reshape(-1), theirs.reshape(-1), _active_features(b.team, player),
-                                _active_features(b.team, foe), field])
     foe_moves_known = rev.moves_seen[foe] & rev.seen[foe][:, None]
+    features = jnp.concatenate([mine.reshape(-1), theirs.reshape(-1), _active_features(b.team, player),
+                                _active_features(b.team, foe), field,
+                                _matchups(b.team, player, foe, foe_moves_known[0])])
     return Observation(
         me_known=jnp.ones(6, bool), foe_known=rev.seen[foe],
         me_species=rev.species[player], foe_species=jnp.where(rev.seen[foe], rev.species[foe], -1),

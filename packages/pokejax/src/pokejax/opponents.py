@@ -42,7 +42,7 @@ def random_policy(key: jax.Array, b: Battle, side) -> jax.Array:
 
 
 @functools.cache
-def _multipliers() -> np.ndarray:
+def type_multipliers() -> np.ndarray:
     """float32[attacking type, defending type + 1]: the damage multiplier; the extra last column
     (an absent second type, index -1) is 1."""
     taken = damage_taken_table()
@@ -57,7 +57,7 @@ def expected_damage(b: Battle, side) -> jax.Array:
     foe = jax.tree.map(lambda x: x[1 - side], b.actives)
     moves = jnp.maximum(me.moves, 0)
     mtype = t.type[moves]
-    mult = jnp.asarray(_multipliers())
+    mult = jnp.asarray(type_multipliers())
     eff = mult[jnp.maximum(mtype, 0), foe.types[0]] * mult[jnp.maximum(mtype, 0), foe.types[1]]
     stab = jnp.where(jnp.any(me.types[None, :] == mtype[:, None], axis=-1), 1.5, 1.0)
     physical = t.physical[moves]

@@ -13,6 +13,7 @@ engine moves; the suite notes say how many battles were filtered out. It turns i
 
 from __future__ import annotations
 
+import time
 from functools import partial
 
 import jax
@@ -293,6 +294,21 @@ def _profile(out, progress):
     return profile.main(["--out", str(out)])
 
 
+def session_commands(stage: str, args: list[str]) -> list[list[str]]:
+    """``train`` without arguments: PPO against the greedy opponent (target ``vs-greedy``, about
+    an hour on a 2-vCPU CPU), evaluated against both built-in opponents as it goes, then its
+    final policy over 2,000 battles against each (``envport evaluate``: sampled and most likely
+    actions, 95% CIs, in the run's evaluation.json). The other stages: the core's default."""
+    from envport.sessions import default_commands
+
+    if stage == "train" and not args:
+        run_id = time.strftime("vs-greedy-%Y%m%d-%H%M%S")
+        return [["envport", "train", "pokejax", "--target", "vs-greedy", "--run-id", run_id,
+                 "--eval-every", "100", "--eval-episodes", "400"],
+                ["envport", "evaluate", "pokejax", run_id, "--episodes", "2000"]]
+    return default_commands(PORT, stage, args)
+
+
 PORT = EnvPort(
     name="pokejax",
     reference=f"pokemon-showdown {install.SHOWDOWN_VERSION} (npm), gen1randombattle",
@@ -307,6 +323,7 @@ PORT = EnvPort(
     bench=_bench_targets(),
     train=TRAIN_TARGETS,
     transfer=transfers(),
+    session_commands=session_commands,
     plan=PLAN,
     extra_benches=[ExtraBench("profile", _profile, outputs="profile.json, profile.md")],
     notes={"status": "engine covers every gen1randombattle move; L1-L4 pass; speed and its "
