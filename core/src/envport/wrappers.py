@@ -147,9 +147,9 @@ class BatchedAutoResetWrapper(Wrapper):
     is most of the batch's time. Here the batch is stepped, the ended envs are gathered (up to
     ``max_resets`` of them), only those are reset, and their fresh states are scattered back.
     A step where more than ``max_resets`` envs ended resets all of them (the plain path); a
-    step where none ended resets none. The choice is a ``lax.cond`` on the whole batch, so the
-    saving holds as long as this wrapper is not itself under ``vmap`` (there ``cond`` becomes a
-    select and every branch runs).
+    step where none ended resets none. The choice is a ``lax.switch`` on the whole batch, so the
+    saving holds as long as this wrapper is not itself under ``vmap`` (there ``switch`` becomes
+    a select and every branch runs).
 
     Each ended env is reset from the key ``AutoResetWrapper`` would split for it, so states,
     ``TimeStep`` and ``final_obs`` equal ``VmapWrapper(AutoResetWrapper(env))``'s bit for bit
