@@ -197,16 +197,12 @@ def _log_multiplier(mult) -> jax.Array:
 def _matchups(team, player, foe, foe_moves_known) -> jax.Array:
     """float32[MATCHUP] (``MATCHUP_LAYOUT``) for ``player``'s view."""
     t = jax.tree.map(jnp.asarray, move_table())
-    chart = jnp.asarray(opponents.type_multipliers())  # [attacking type, defending type + 1]
-
-    def against(mtype, types):  # the multiplier of an attack of type mtype on a Pokémon
-        return chart[jnp.maximum(mtype, 0), types[..., 0]] * chart[jnp.maximum(mtype, 0), types[..., 1]]
 
     def moves_on(attacker, defender_types, known):  # float32[4, MATCHUP_MOVE]
         moves = team.moves[attacker, 0]
         m = jnp.maximum(moves, 0)
-        mult = against(t.type[m], defender_types)
-        stab = jnp.any(team.types[attacker, 0][None, :] == t.type[m][:, None], axis=-1)
+        mult = opponents.type_multiplier(t.type[m], defender_types)
+        stab = opponents.same_type_bonus(t.type[m], team.types[attacker, 0])
         damaging = (t.base_power[m] > 0) | (t.fixed_damage[m] != -1)
         cols = [mult == 0, jnp.where(mult > 0, _log_multiplier(mult), 0.0), stab, damaging]
         out = jnp.stack([jnp.asarray(c, jnp.float32) for c in cols], -1)
@@ -216,11 +212,11 @@ def _matchups(team, player, foe, foe_moves_known) -> jax.Array:
     my_moves = moves_on(player, theirs, jnp.ones(4, bool))
     foe_moves = moves_on(foe, mine, foe_moves_known)
     # per own Pokémon: the foe active's worst type against it, its best damaging move on the foe
-    threat = jnp.max(jax.vmap(lambda ty: against(ty, team.types[player]))(theirs)
+    threat = jnp.max(jax.vmap(lambda ty: opponents.type_multiplier(ty, team.types[player]))(theirs)
                      * (theirs >= 0)[:, None], axis=0)
     own = jnp.maximum(team.moves[player], 0)
     hits = jnp.where((team.moves[player] >= 0) & ((t.base_power[own] > 0) | (t.fixed_damage[own] != -1)),
-                     against(t.type[own], theirs[None, None, :]), 0.0)
+                     opponents.type_multiplier(t.type[own], theirs[None, None, :]), 0.0)
     team_cols = jnp.stack([_log_multiplier(threat), _log_multiplier(jnp.max(hits, axis=-1))], -1)
     return jnp.concatenate([my_moves.reshape(-1), foe_moves.reshape(-1), team_cols.reshape(-1)])
 

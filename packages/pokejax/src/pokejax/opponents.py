@@ -50,6 +50,25 @@ def type_multipliers() -> np.ndarray:
     return np.concatenate([mult, np.ones((mult.shape[0], 1), np.float32)], axis=1)
 
 
+def type_multiplier(move_type, defender_types) -> jax.Array:
+    """float32: the type-chart multiplier of an attack of ``move_type`` (int, any shape) on a
+    Pokémon of ``defender_types`` (int[..., 2], -1 for an absent second type), broadcast.
+
+    Shared by the greedy opponent's score (``expected_damage``) and the observation's matchup
+    features (``observe``), so the two read one chart in one order (the first type's factor
+    times the second's)."""
+    chart = jnp.asarray(type_multipliers())
+    row = jnp.maximum(move_type, 0)
+    return chart[row, defender_types[..., 0]] * chart[row, defender_types[..., 1]]
+
+
+def same_type_bonus(move_type, attacker_types) -> jax.Array:
+    """bool[...]: whether each move of ``move_type`` (int[...]) shares a type with an attacker
+    of ``attacker_types`` (int[2]), i.e. gets STAB; shared by ``expected_damage`` and
+    ``observe`` for the same reason as ``type_multiplier``."""
+    return jnp.any(attacker_types == move_type[..., None], axis=-1)
+
+
 def expected_damage(b: Battle, side) -> jax.Array:
     """float32[4]: the heuristic's score of each of ``side``'s active moves against the foe."""
     t = jax.tree.map(jnp.asarray, move_table())
@@ -57,9 +76,8 @@ def expected_damage(b: Battle, side) -> jax.Array:
     foe = jax.tree.map(lambda x: x[1 - side], b.actives)
     moves = jnp.maximum(me.moves, 0)
     mtype = t.type[moves]
-    mult = jnp.asarray(type_multipliers())
-    eff = mult[jnp.maximum(mtype, 0), foe.types[0]] * mult[jnp.maximum(mtype, 0), foe.types[1]]
-    stab = jnp.where(jnp.any(me.types[None, :] == mtype[:, None], axis=-1), 1.5, 1.0)
+    eff = type_multiplier(mtype, foe.types)
+    stab = jnp.where(same_type_bonus(mtype, me.types), 1.5, 1.0)
     physical = t.physical[moves]
     atk = jnp.where(physical, me.modified[0], me.modified[2]).astype(jnp.float32)
     dfn = jnp.where(physical, foe.modified[1], foe.modified[3]).astype(jnp.float32)
