@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from envport.bench import measure_candidate, run_bench
+from envport.bench import candidate_main, measure_candidate, run_bench
 from envport.errors import EnvportError
 from envport.registry import BenchTarget, EnvPort
 
@@ -188,6 +188,31 @@ def test_measure_candidate_grows_k_and_times_only_repeat_calls() -> None:
         assert calls.count(kk) >= 2
     assert calls[0] == calls[1] == 1
     assert sps == pytest.approx(steps / secs)
+
+
+def test_candidate_main_writes_one_row_per_batch_size(tmp_path: Path, capsys) -> None:
+    """The accelerator script's entry point: each size's rollout built once and timed, the
+    JSON at --out with the backend, the workload text and the shard count per row."""
+    built: list[int] = []
+
+    def rollout(n: int):
+        built.append(n)
+        return (lambda k: time.sleep(k * 1e-4)), 0.25
+
+    out = tmp_path / "x" / "bench.json"
+    candidate_main("python -m fake.bench", rollout, "one step, random play",
+                   shards=lambda n: 2 if n % 2 == 0 else 1,
+                   argv=["--batch-sizes", "3,8", "--min-seconds", str(MIN_S), "--out", str(out)])
+    report = json.loads(out.read_text())
+    assert built == [3, 8]
+    assert report["backend"] == jax.default_backend()
+    assert report["how_actions"] == "one step, random play"
+    assert [(r["num_envs"], r["devices"], r["compile_s"]) for r in report["rows"]] == [
+        (3, 1, 0.25), (8, 2, 0.25)]
+    for r in report["rows"]:
+        assert r["candidate_sps"] == pytest.approx(r["steps_timed"] / r["seconds"])
+        assert r["steps_timed"] % r["num_envs"] == 0
+    assert "num_envs 8:" in capsys.readouterr().out
 
 
 def test_out_of_memory_is_recorded_and_larger_sizes_skipped(tmp_path: Path) -> None:

@@ -170,6 +170,54 @@ def measure_candidate(
     return steps / elapsed, steps, elapsed, k
 
 
+def candidate_only(rollout: Callable[[int], tuple[Callable[[int], None], float]],
+                   batch_sizes: Sequence[int], min_seconds: float, how_actions: str,
+                   shards: Callable[[int], int] | None = None) -> dict[str, Any]:
+    """A JAX env's side of its benchmark alone, at each batch size on every local device.
+
+    An accelerator machine (``tools/gpu/bench.sh``) has JAX but not the reference (no node,
+    no network): the reference's figures come from ``./dev bench-<env>`` on a CPU host and
+    docs/benchmarks.md pairs the two with the hardware of each. ``rollout(n)`` is the env's
+    ``(run(k), compile_s)`` as its bench targets use it; ``shards(n)`` the devices it splits a
+    batch of ``n`` over.
+    """
+    import jax
+
+    rows = []
+    for n in batch_sizes:
+        run, compile_s = rollout(int(n))
+        sps, steps, secs, k = measure_candidate(run, int(n), min_seconds)
+        rows.append({"num_envs": int(n), "candidate_sps": sps, "compile_s": compile_s,
+                     "steps_timed": steps, "seconds": secs, "steps_per_call": k,
+                     "devices": shards(int(n)) if shards else 1})
+        print(f"num_envs {n}: {sps:,.0f} env-steps/s (compile {compile_s:.1f} s)", flush=True)
+    return {"host": host_info(), "backend": jax.default_backend(),
+            "devices": [str(d) for d in jax.local_devices()], "how_actions": how_actions,
+            "rows": rows}
+
+
+def candidate_main(prog: str, rollout, how_actions: str, shards=None,
+                   batch_sizes: str = "2048,8192,32768,131072", argv=None) -> None:
+    """``python -m <env>.bench``: ``candidate_only`` from the command line, JSON to ``--out``."""
+    import argparse
+    import json
+    from pathlib import Path
+
+    env = prog.split()[-1].split(".")[0]
+    p = argparse.ArgumentParser(prog=prog,
+                                description=f"{env}'s JAX side of the benchmark alone "
+                                            "(the accelerator script, tools/gpu/bench.sh)")
+    p.add_argument("--batch-sizes", default=batch_sizes)
+    p.add_argument("--min-seconds", type=float, default=5.0)
+    p.add_argument("--out", type=Path, default=Path(f"reports/{env}/bench_candidate.json"))
+    a = p.parse_args(argv)
+    report = candidate_only(rollout, [int(x) for x in a.batch_sizes.split(",")],
+                            a.min_seconds, how_actions, shards)
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    a.out.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"written {a.out}")
+
+
 def _bench_row(
     target: BenchTarget, n: int, min_seconds: float, oom: dict[str, int | None]
 ) -> dict[str, Any]:

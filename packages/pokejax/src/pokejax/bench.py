@@ -220,39 +220,12 @@ def candidate_rollout(num_envs: int, seed: int = RUN_SEED, step_fn=B.step,
     return steps, compile_s
 
 
-def candidate_only(batch_sizes, min_seconds: float) -> dict:
-    """The candidate side alone at each batch size on every local device (the GPU machine has
-    JAX but no node: its Showdown figures come from ``./dev bench-pokejax`` on a CPU host)."""
-    from envport.bench import host_info, measure_candidate
-
-    rows = []
-    for n in batch_sizes:
-        run, compile_s = candidate_rollout(int(n))
-        sps, steps, secs, k = measure_candidate(run, int(n), min_seconds)
-        rows.append({"num_envs": int(n), "candidate_sps": sps, "compile_s": compile_s,
-                     "steps_timed": steps, "seconds": secs, "steps_per_call": k,
-                     "devices": shards(int(n))})
-        print(f"num_envs {n}: {sps:,.0f} decisions/s (compile {compile_s:.1f} s)", flush=True)
-    return {"host": host_info(), "backend": jax.default_backend(),
-            "devices": [str(d) for d in jax.local_devices()], "how_actions": HOW_ACTIONS,
-            "rows": rows}
-
-
 def main(argv=None) -> None:
-    import argparse
-    import json
-    from pathlib import Path
+    """The JAX side alone (``tools/gpu/bench.sh``): see ``envport.bench.candidate_main``."""
+    from envport.bench import candidate_main
 
-    p = argparse.ArgumentParser(prog="python -m pokejax.bench",
-                                description="pokejax's side of the benchmark alone (GPU script)")
-    p.add_argument("--batch-sizes", default="2048,8192,32768,131072")
-    p.add_argument("--min-seconds", type=float, default=5.0)
-    p.add_argument("--out", type=Path, default=Path("reports/pokejax/bench_candidate.json"))
-    a = p.parse_args(argv)
-    report = candidate_only([int(x) for x in a.batch_sizes.split(",")], a.min_seconds)
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    a.out.write_text(json.dumps(report, indent=2) + "\n")
-    print(f"written {a.out}")
+    candidate_main("python -m pokejax.bench", candidate_rollout, HOW_ACTIONS, shards,
+                   argv=argv)
 
 
 if __name__ == "__main__":

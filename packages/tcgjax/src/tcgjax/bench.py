@@ -426,3 +426,15 @@ def run_games_extra(out_dir, games: int = LENGTH_GAMES) -> dict:
     (dest / "bench_games.json").write_text(json.dumps(report, indent=2) + "\n")
     (dest / "bench_games.md").write_text(games_markdown(report))
     return report
+
+
+def main(argv=None) -> None:
+    """The JAX side alone (``tools/gpu/bench.sh``): see ``envport.bench.candidate_main``."""
+    from envport.bench import candidate_main
+
+    candidate_main("python -m tcgjax.bench", candidate_rollout, HOW_ACTIONS, shards, batch_sizes="1024,8192,32768,131072",
+                   argv=argv)
+
+
+if __name__ == "__main__":
+    main()
