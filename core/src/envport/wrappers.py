@@ -144,12 +144,14 @@ class BatchedAutoResetWrapper(Wrapper):
     Under ``vmap`` a reset inside ``step`` cannot be skipped: a per-env ``where`` computes the
     fresh episode of *every* env at every step and keeps it only where one ended. Where a reset
     costs more than a step (pokejax samples two teams and starts a battle: ~5x a step), that
-    is most of the batch's time. Here the batch is stepped, the ended envs are gathered (up to
-    ``max_resets`` of them), only those are reset, and their fresh states are scattered back.
-    A step where more than ``max_resets`` envs ended resets all of them (the plain path); a
-    step where none ended resets none. The choice is a ``lax.switch`` on the whole batch, so the
-    saving holds as long as this wrapper is not itself under ``vmap`` (there ``switch`` becomes
-    a select and every branch runs).
+    is most of the batch's time. Here the batch is stepped and the ended envs are reset in
+    chunks of ``max_resets`` (default: an eighth of the batch): a loop runs once per chunk,
+    gathering the ended envs of that chunk, resetting only those and writing their fresh
+    states back to their rows. A step where none ended runs the loop zero times. The env's
+    reset is traced once, at the chunk's size (a ``lax.switch`` between a few-envs and an
+    every-env reset compiled it twice, which doubled the compile time of a costly reset). The
+    saving holds as long as this wrapper is not itself under ``vmap`` (there the loop runs to
+    the batch's largest count).
 
     Each ended env is reset from the key ``AutoResetWrapper`` would split for it, so states,
     ``TimeStep`` and ``final_obs`` equal ``VmapWrapper(AutoResetWrapper(env))``'s bit for bit
@@ -177,26 +179,27 @@ class BatchedAutoResetWrapper(Wrapper):
         done = jnp.logical_or(ts.terminated, ts.truncated)
         n = done.shape[0]
         m = min(n, self.max_resets or max(1, n // 8))
+        rank = jnp.cumsum(done) - 1  # an ended env's place among the ended envs
         shapes = jax.eval_shape(jax.vmap(self.env.reset), sub)
 
-        def none():  # nothing ended: the stepped leaves stand in (``pick`` keeps them anyway)
-            return jax.tree.map(lambda s, x: x.astype(s.dtype), shapes, (inner, ts))
+        def rows_of(a, mask):
+            return mask.reshape(mask.shape + (1,) * (a.ndim - 1))
 
-        def few():  # the first m ended envs, gathered, reset, and spread back to their rows
-            rows = jnp.nonzero(done, size=m, fill_value=0)[0]
-            fresh = jax.vmap(self.env.reset)(sub[rows])
-            slot = jnp.clip(jnp.cumsum(done) - 1, 0, m - 1)
-            return jax.tree.map(lambda x: x[slot], fresh)
+        def reset_chunk(i, fresh):  # the ended envs of rank i*m .. i*m+m-1
+            in_chunk = done & (rank >= i * m) & (rank < (i + 1) * m)
+            rows = jnp.nonzero(in_chunk, size=m, fill_value=0)[0]
+            chunk = jax.vmap(self.env.reset)(sub[rows])
+            slot = jnp.clip(rank - i * m, 0, m - 1)
+            return jax.tree.map(lambda acc, x: jnp.where(rows_of(acc, in_chunk), x[slot], acc),
+                                fresh, chunk)
 
-        def every():
-            return jax.vmap(self.env.reset)(sub)
-
-        count = jnp.sum(done)
-        branch = (count > 0).astype(jnp.int32) + (count > m).astype(jnp.int32)
-        fresh, fresh_ts = jax.lax.switch(branch, (none, few, every))
+        # the stepped leaves stand in where no env ended (``pick`` keeps them anyway)
+        start = jax.tree.map(lambda s, x: x.astype(s.dtype), shapes, (inner, ts))
+        chunks = (jnp.sum(done) + m - 1) // m
+        fresh, fresh_ts = jax.lax.fori_loop(0, chunks, reset_chunk, start)
 
         def pick(a, b):
-            return jnp.where(done.reshape(done.shape + (1,) * (a.ndim - 1)), a, b)
+            return jnp.where(rows_of(a, done), a, b)
 
         new_inner = jax.tree.map(pick, fresh, inner)
         new_ts = ts._replace(obs=pick(fresh_ts.obs, ts.obs))
