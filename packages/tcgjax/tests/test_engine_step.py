@@ -1,6 +1,7 @@
 """L2 and L3 of the JAX engine against the reference (docs/tcgjax.md "JAX engine").
 
-One ``jit(vmap(step))`` per module (fixed batch), shared by every test here."""
+One ``jit(vmap(step))`` per module (fixed batch), shared by every test here but the one of
+``step_batch``."""
 
 import numpy as np
 import pytest
@@ -29,6 +30,14 @@ def test_l2_one_action_from_sampled_states(fns):
 
 def test_l3_whole_games_in_lockstep(fns):
     rep = verify.l3(64, seed=2, fns=fns)
+    assert rep["mismatches"] == []
+    assert rep["actions"] > 4000
+
+
+def test_l3_with_the_batch_level_step():
+    """``step_batch`` (each phase run for the whole batch when some game is at it, used by the
+    benchmark) in lockstep with the reference, as ``vmap(step)`` is above."""
+    rep = verify.l3(64, seed=3, fns=verify.compiled(batched=True))
     assert rep["mismatches"] == []
     assert rep["actions"] > 4000
 

@@ -19,7 +19,8 @@ side's decisions/s over its mean game length, ``mean_game_length``).
 * Candidate (``candidate_rollout``): ``run(k)`` = ``k`` batched steps in one jitted
   ``fori_loop`` (traced ``k``: no recompile per ``k``, no host sync per step) of
   ``batched_step``: one ``jax.random.bits`` call for the batch, the ``k mod n``-th legal action
-  (``legal_mask`` + ``kth_true``), ``vmap(step)``, then **restart**: the ended games get a
+  (``legal_mask`` + ``kth_true``), ``engine.step.step_batch`` (``vmap(step)``'s results, each
+  automatic phase run for the batch only when some game is at it), then **restart**: the ended games get a
   fresh ``new_game`` (§5 setup in JAX, shuffles included) on a random pairing and seed, under
   a ``lax.cond`` that skips it when no game ended; so every game runs at every step and an
   env-step is a decision. One game (batch 1 on a device) is stepped without ``vmap``, where
@@ -43,7 +44,7 @@ import numpy as np
 from tcgjax.backends import CHOOSER
 from tcgjax.engine.legal import legal_mask
 from tcgjax.engine.setup import deck_arrays, new_game
-from tcgjax.engine.step import kth_true
+from tcgjax.engine.step import kth_true, step_batch
 from tcgjax.engine.step import step as engine_step
 from tcgjax.reference import deck_list, legal_actions
 from tcgjax.reference import new_game as ref_new_game
@@ -242,7 +243,7 @@ def batched_step(carry):
             lambda x: x[0], start_games(pair_a, pair_b, bits[:, 2])), lambda s: s, one)
         states = jax.tree.map(lambda x: x[None], one)
     else:
-        states = jax.vmap(chooser_step)(states, k)
+        states = step_batch(states, jax.vmap(chooser_action)(states, k)[0])
         over = states["phase"] == PH_OVER
         states = restart(states, over, pair_a, pair_b, bits[:, 2])
     return states, key, games + jnp.sum(over, dtype=jnp.int32)

@@ -25,13 +25,15 @@ from ..reference.arrays import FIELDS, to_arrays
 from .legal import legal_mask
 from .state import stack_states
 from .step import step as jax_step
+from .step import step_batch
 
 BATCH = 64
 
 
-def compiled():
-    """(batched step, batched legal mask), jitted."""
-    return jax.jit(jax.vmap(jax_step)), jax.jit(jax.vmap(legal_mask))
+def compiled(batched: bool = False):
+    """(batched step, batched legal mask), jitted; the step is ``vmap(step)``, or with
+    ``batched`` the batch-level ``step_batch`` (the same results, checked the same way)."""
+    return jax.jit(step_batch if batched else jax.vmap(jax_step)), jax.jit(jax.vmap(legal_mask))
 
 
 def pairings(n_games: int, offset: int = 0) -> list[tuple[int, int]]:
