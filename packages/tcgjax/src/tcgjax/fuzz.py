@@ -1,5 +1,6 @@
-"""``python -m tcgjax.fuzz``: the JAX engine batched (``vmap``) with random legal actions, the
-invariants checked in JAX on every state of every env at every step.
+"""``python -m tcgjax.fuzz``: the JAX engine batched (``engine.step.step_batch``, ``vmap(step)``'s
+results bit for bit) with random legal actions, the invariants checked in JAX on every state of
+every env at every step.
 
 Each env ``i`` plays games back to back: at every step its decider plays the ``k mod n``-th of
 its ``n`` legal actions (chooser index, as ``tcgjax.backends``), and a game that ends is
@@ -37,7 +38,7 @@ from tcgjax.bench import N_DECKS, chooser_action, restart, start_games
 from tcgjax.engine import rng
 from tcgjax.engine.legal import card, legal_mask, top_cards
 from tcgjax.engine.observe import observe
-from tcgjax.engine.step import HP_BONUS, mod_of
+from tcgjax.engine.step import HP_BONUS, mod_of, step_batch
 from tcgjax.engine.step import step as engine_step
 from tcgjax.engine.tables import CAT_POKEMON
 from tcgjax.reference.state import (
@@ -232,7 +233,7 @@ def _body(t, carry, keys, plant):
     n = keys.shape[0]
     k = chooser_indices(keys, t)
     a, _ = jax.vmap(chooser_action)(states, k)
-    states = jax.vmap(engine_step)(states, a)
+    states = step_batch(states, a)
     states = plant_duplicate(states, (t == plant[0]) & (jnp.arange(n) == plant[1]))
     bad = ~jax.vmap(check)(states)
     over = states["phase"] == PH_OVER
