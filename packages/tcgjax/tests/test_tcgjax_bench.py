@@ -110,6 +110,15 @@ def test_reference_game_length_is_a_random_games_length():
     assert 60 < out["decisions_per_game"] < 140  # random games: ~97 decisions
 
 
+def test_release_programs_drops_the_cached_runners():
+    """One compiled batched step holds ~9,000 memory mappings: the benchmark keeps one size's
+    program at a time, or ten of them pass Linux's default vm.max_map_count (65,530)."""
+    bench._runner(2, 1)  # the pmapped function only: nothing compiles until it is called
+    assert bench._runner.cache_info().currsize >= 1
+    bench.release_programs()
+    assert bench._runner.cache_info().currsize == 0
+
+
 @pytest.mark.slow
 def test_candidate_rollout_counts_decisions_and_games():
     """Minutes: compiles the rollout. Every env-step is a decision (ended games restart in the
@@ -127,6 +136,7 @@ def test_candidate_rollout_counts_decisions_and_games():
         assert st.phase != PH_OVER
         check(st)
     run1, _ = bench.candidate_rollout(1, max_devices=1)  # the un-vmapped path
+    assert bench._runner.cache_info().currsize == 1  # the batch-4 program was released
     run1(300)
     rec1 = bench.RECORDS[("candidate", 1, 1)]
     assert rec1["env_steps"] == 301 == rec1["decisions"] and rec1["games"] >= 1

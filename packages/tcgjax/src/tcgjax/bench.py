@@ -64,7 +64,7 @@ HOW_ACTIONS = (
     "the 15 decks with a random game seed. Reference: tcgjax.reference (pure Python) in the "
     "target's process count (in-process for 1; multiprocessing workers, each its share of the "
     "batch, side by side). Candidate: jit(fori_loop(one jax.random.bits call per batch, "
-    "legal_mask + kth_true, vmap(engine.step) (no vmap for one game), restart of ended games "
+    "legal_mask + kth_true, engine.step.step_batch (vmap(step)'s results, each action part and phase run on the games at it; no vmap for one game), restart of ended games "
     "by a vmapped new_game under lax.cond)), the batch split over the target's JAX devices "
     "(pmap; the bench session runs XLA:CPU with one device per core)."
 )
@@ -280,9 +280,23 @@ def initial_states(num_envs: int, seed: int = RUN_SEED):
     return jax.jit(start_games)(a, b, seeds)
 
 
+def release_programs() -> None:
+    """Drop every compiled program of this process (JAX's caches and ``_runner``'s).
+
+    A compiled batched step holds ~9,000 memory mappings on XLA:CPU (its kernels' code
+    sections); Linux's default ``vm.max_map_count`` is 65,530, so a benchmark that kept one
+    program per batch size and device count (ten) aborted in LLVM ("Cannot allocate memory").
+    Each size's program is used for that size only, so the benchmark releases the earlier ones
+    before compiling the next."""
+    _runner.cache_clear()
+    jax.clear_caches()
+
+
 def candidate_rollout(num_envs: int, seed: int = RUN_SEED, max_devices: int | None = None):
     """``(run(k), compile_s)``: ``run`` plays ``k`` batched steps of ``num_envs`` games (split
-    over at most ``max_devices`` devices) and blocks until done."""
+    over at most ``max_devices`` devices) and blocks until done. Programs compiled for earlier
+    calls are released first (``release_programs``)."""
+    release_programs()
     n = int(num_envs)
     d = shards(n, max_devices)
     per = n // d
