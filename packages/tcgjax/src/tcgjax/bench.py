@@ -64,7 +64,8 @@ HOW_ACTIONS = (
     "the 15 decks with a random game seed. Reference: tcgjax.reference (pure Python) in the "
     "target's process count (in-process for 1; multiprocessing workers, each its share of the "
     "batch, side by side). Candidate: jit(fori_loop(one jax.random.bits call per batch, "
-    "legal_mask + kth_true, engine.step.step_batch (vmap(step)'s results, each action part and phase run on the games at it; no vmap for one game), restart of ended games "
+    "legal_mask + kth_true, engine.step.step_batch (vmap(step)'s results, each action part "
+    "and phase run on the games at it; no vmap for one game), restart of ended games "
     "by a vmapped new_game under lax.cond)), the batch split over the target's JAX devices "
     "(pmap; the bench session runs XLA:CPU with one device per core)."
 )
