@@ -1,7 +1,7 @@
 """Benchmarks of ``envport bench mjx``: the side-by-side table against Gymnasium, and anchors.
 
-Port: the float32 env, vmapped with envport's auto-reset, ``k`` batched steps in one jitted
-``fori_loop`` (no host sync per step). Reference: Gymnasium's envs (MuJoCo C) in a
+Port: the float32 env, batched with envport's ``BatchedAutoResetWrapper`` (only the envs whose
+episode ended are reset), ``k`` batched steps in one jitted ``fori_loop`` (no host sync per step). Reference: Gymnasium's envs (MuJoCo C) in a
 ``SyncVectorEnv`` (one process) and an ``AsyncVectorEnv`` (one process per env), same-step
 autoreset. Both sides run the same env-steps; the core reports compile time apart.
 
@@ -117,10 +117,12 @@ def _timed(run, carry, context=None):
 def _port_program(num_envs: int, env_id: str):
     """The port's jitted rollout at one batch size and its first state, built once per process:
     the table's two targets and the anchors share it (and its compile time: the first build's)."""
-    from envport.wrappers import AutoResetWrapper, VmapWrapper
+    from envport.wrappers import BatchedAutoResetWrapper
     from mjx_port.env import make
 
-    env = VmapWrapper(AutoResetWrapper(make(env_id, "float32")))
+    # resets only the envs whose episode ended (none on 999 steps of 1,000), where a vmapped
+    # AutoResetWrapper computes a whole reset (its mjx.forward included) at every step
+    env = BatchedAutoResetWrapper(make(env_id, "float32"))
     run = _looped(lambda s, a: env.step(s, a)[0],
                   _action_cache(num_envs, env.spec.action_space.shape[0]))
     state = env.reset(jax.random.split(jax.random.PRNGKey(0), num_envs))[0]
@@ -227,7 +229,7 @@ def bench_target(env_id: str, nu: int, asynchronous: bool) -> BenchTarget:
             "Both sides cycle through 64 cached batches of uniform actions in [-1.1, 1.1]. "
             f"Reference: gymnasium.vector.{side.split()[0]} over gymnasium.make(env_id) "
             "(TimeLimit 1000, same-step autoreset), called from a Python loop. Port: float32, "
-            "VmapWrapper(AutoResetWrapper(env)) (the env's own TimeLimit 1000) stepped in one "
+            "BatchedAutoResetWrapper(env) (the env's own TimeLimit 1000) stepped in one "
             "jitted fori_loop; the Sync and Async targets share one compiled program per batch "
             "size (compile s: its first build)."
         ),
