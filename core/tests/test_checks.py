@@ -187,6 +187,23 @@ class MixesTheBatch(Planted):
         return state._replace(pos=pos), ts
 
 
+class BatchStepped(Planted):
+    """Overrides ``step_batch`` with a batch-level step equal to ``vmap(step)``."""
+
+    def step_batch(self, states, actions):
+        return jax.vmap(self.step)(states, actions)
+
+
+class BatchStepScoresEnvZero(Planted):
+    """A batch-level step that scores the batch's first env one more from step 3 on:
+    ``vmap(step)`` itself is right, only the override differs from the loop of singles."""
+
+    def step_batch(self, states, actions):
+        new, ts = jax.vmap(self.step)(states, actions)
+        extra = (jnp.arange(actions.shape[0]) == 0) & (new.t >= 3)
+        return new._replace(score=jnp.where(extra, new.score + 1.0, new.score)), ts
+
+
 class EndsBothWays(Planted):
     def timestep(self, ts, t):
         at_3 = t == 3
@@ -354,6 +371,14 @@ def test_a_tolerance_leaves_integers_and_determinism_exact():
 
 def test_a_step_that_mixes_the_batch_fails_vmap_equals_loop():
     assert_only(run(MixesTheBatch()), checks.VMAP, "after step 1, env", "state.pos")
+
+
+def test_an_env_batch_step_is_checked_against_the_loop_of_singles_too():
+    results = run(BatchStepped())
+    assert not failed(results), [vars(r) for r in results if not r.passed]
+    assert detail(results, checks.VMAP) == f"{STEPS} steps, 3 envs, vmap and step_batch"
+    assert_only(run(BatchStepScoresEnvZero()), checks.VMAP, "after step 3, env 0", "state.score",
+                "step_batch vs single")
 
 
 def test_terminated_and_truncated_together_fail_unless_the_spec_allows_it():

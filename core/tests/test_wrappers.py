@@ -242,3 +242,42 @@ def test_batched_autoreset_equals_vmapped_autoreset(env, max_resets):
 def test_batched_autoreset_rejects_nonpositive_max_resets():
     with pytest.raises(ValueError, match="max_resets must be >= 1"):
         BatchedAutoResetWrapper(Corridor(L), 0)
+
+
+# -- an env's own batch step -----------------------------------------------------------------
+
+class CountsBatchCalls(Corridor):
+    """Corridor with ``reset_batch``/``step_batch`` overridden (``vmap``'s results), counting
+    how often each is traced."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.calls = {"reset_batch": 0, "step_batch": 0}
+
+    def reset_batch(self, keys):
+        self.calls["reset_batch"] += 1
+        return jax.vmap(self.reset)(keys)
+
+    def step_batch(self, states, actions):
+        self.calls["step_batch"] += 1
+        return jax.vmap(self.step)(states, actions)
+
+
+def test_batching_wrappers_use_the_envs_batch_step_and_other_wrappers_do_not_hand_it_out():
+    keys = jax.random.split(jax.random.PRNGKey(5), 8)
+    acts = np.full(8, RIGHT, A)
+    env = CountsBatchCalls(L)
+    s, _ = VmapWrapper(env).reset(keys)
+    VmapWrapper(env).step(s, acts)
+    assert env.calls == {"reset_batch": 1, "step_batch": 1}
+    wrapped = BatchedAutoResetWrapper(env)
+    s, _ = wrapped.reset(keys)
+    wrapped.step(s, acts)
+    assert env.calls["step_batch"] == 2 and env.calls["reset_batch"] >= 3
+    # a wrapper's batch step is the vmap of its own step: the inner batch step would lose the
+    # limit's truncation
+    limited = EpisodeLimitWrapper(CountsBatchCalls(L), 1)
+    s, _ = limited.reset_batch(keys)
+    _, ts = limited.step_batch(s, np.full(8, STAY, A))
+    assert limited.env.calls == {"reset_batch": 0, "step_batch": 0}
+    assert np.asarray(ts.truncated).all()

@@ -49,10 +49,10 @@ class VmapWrapper(Wrapper):
     """Batch of independent copies: ``reset(keys[B])``, ``step(states, actions[B])``."""
 
     def reset(self, keys):
-        return jax.vmap(self.env.reset)(keys)
+        return self.env.reset_batch(keys)
 
     def step(self, state, action):
-        return jax.vmap(self.env.step)(state, action)
+        return self.env.step_batch(state, action)
 
     def step_with_final(self, state, action):
         """Batched :meth:`AutoResetWrapper.step_with_final` (the inner env must provide it).
@@ -163,24 +163,25 @@ class BatchedAutoResetWrapper(Wrapper):
         if max_resets is not None and max_resets < 1:
             raise ValueError(f"max_resets must be >= 1, got {max_resets}")
         self.max_resets = max_resets
-        self._single = AutoResetWrapper(env)
 
-    def reset(self, keys):
-        return jax.vmap(self._single.reset)(keys)
+    def reset(self, keys):  # vmap(AutoResetWrapper.reset)'s key split, the env's batch reset
+        split = jax.vmap(jax.random.split)(keys)
+        inner, ts = self.env.reset_batch(split[:, 1])
+        return AutoResetState(inner, split[:, 0]), ts
 
     def step(self, state, action):
         state, ts, _ = self.step_with_final(state, action)
         return state, ts
 
     def step_with_final(self, state: AutoResetState, action):
-        inner, ts = jax.vmap(self.env.step)(state.inner, action)
+        inner, ts = self.env.step_batch(state.inner, action)
         split = jax.vmap(jax.random.split)(state.key)
         key, sub = split[:, 0], split[:, 1]
         done = jnp.logical_or(ts.terminated, ts.truncated)
         n = done.shape[0]
         m = min(n, self.max_resets or max(1, n // 8))
         rank = jnp.cumsum(done) - 1  # an ended env's place among the ended envs
-        shapes = jax.eval_shape(jax.vmap(self.env.reset), sub)
+        shapes = jax.eval_shape(self.env.reset_batch, sub)
 
         def rows_of(a, mask):
             return mask.reshape(mask.shape + (1,) * (a.ndim - 1))
@@ -188,7 +189,7 @@ class BatchedAutoResetWrapper(Wrapper):
         def reset_chunk(i, fresh):  # the ended envs of rank i*m .. i*m+m-1
             in_chunk = done & (rank >= i * m) & (rank < (i + 1) * m)
             rows = jnp.nonzero(in_chunk, size=m, fill_value=0)[0]
-            chunk = jax.vmap(self.env.reset)(sub[rows])
+            chunk = self.env.reset_batch(sub[rows])
             slot = jnp.clip(rank - i * m, 0, m - 1)
             return jax.tree.map(lambda acc, x: jnp.where(rows_of(acc, in_chunk), x[slot], acc),
                                 fresh, chunk)

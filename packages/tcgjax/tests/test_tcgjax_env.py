@@ -104,3 +104,55 @@ def test_single_agent_game_against_random_runs_to_the_end():
         s, ts = env.step(s, int(np.flatnonzero(np.asarray(ts.legal_mask))[0]))
     assert bool(ts.terminated)
     assert float(ts.reward) in (-1.0, 0.0, 1.0)
+
+
+def _same(a, b) -> bool:
+    return all(np.array_equal(np.asarray(x), np.asarray(y))
+               for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True))
+
+
+@pytest.mark.parametrize("make", [
+    # minutes of compile each (four engine programs); the single agent's loop is what
+    # training steps, and the two-player step is that loop's inner step (slow suite)
+    pytest.param(lambda: TcgEnv(checked=False), marks=pytest.mark.slow),
+    lambda: SingleAgentEnv("random", checked=False)],
+                         ids=["two players", "single agent vs random"])
+def test_batch_step_equals_vmap_step(make):
+    """``reset_batch``/``step_batch`` (the engine's batch-level step, the opponent's loop over
+    the batch) give ``vmap(reset)``/``vmap(step)``'s states and timesteps bit for bit, until
+    every game of the batch ended; games end at different steps (the batch keeps stepping the
+    ended ones: a no-op on both paths)."""
+    env, n = make(), 12
+    keys = jax.random.split(jax.random.PRNGKey(7), n)
+    plain = jax.jit(jax.vmap(env.reset))(keys)
+    batched = env.reset_batch(keys)
+    assert _same(plain, batched)
+    vstep, rng = jax.jit(jax.vmap(env.step)), np.random.default_rng(0)
+    ended_at = set()
+    for t in range(400):
+        mask = np.asarray(plain[1].legal_mask)
+        mask = mask.reshape(n, -1) if mask.ndim > 1 else mask
+        acts = np.array([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in mask], np.int32)
+        plain = vstep(plain[0], acts)
+        batched = env.step_batch(batched[0], acts)
+        assert _same(plain, batched), f"step {t}"
+        done = np.asarray(plain[1].terminated)
+        ended_at.add(int(done.sum()))
+        if done.all():
+            break
+    assert done.all() and len(ended_at) > 2, ended_at
+
+
+def test_batch_step_refuses_bad_input(env, started):
+    s, ts = started
+    batch = jax.tree.map(lambda x: np.stack([x, x]), s)
+    legal = int(np.flatnonzero(np.asarray(ts.legal_mask))[0])
+    illegal = int(np.flatnonzero(~np.asarray(ts.legal_mask))[0])
+    with pytest.raises(ActionError, match=r"shape \(2,\)"):
+        env.step_batch(batch, np.int32(legal))
+    with pytest.raises(ActionError, match="dtype"):
+        env.step_batch(batch, np.array([1.0, 2.0]))
+    with pytest.raises(IllegalActionError, match="game 1: .*not legal"):
+        env.step_batch(batch, np.array([legal, illegal]))
+    with pytest.raises(InputError, match="batch of JAX PRNG keys"):
+        SingleAgentEnv().reset_batch(jax.random.PRNGKey(0))

@@ -237,25 +237,40 @@ def check_jit_equals_eager(r: _Runner) -> CheckResult:
     return CheckResult(JIT, True, f"{len(acts)} steps{_within(r)}")
 
 
+def _batch_steppers(env):
+    """(name, jitted batch reset, jitted batch step): ``vmap`` of the env's own, and the env's
+    ``reset_batch``/``step_batch`` where it overrides them (each must equal the single env's)."""
+    from envport.env import Env
+
+    out = [("vmap", jax.jit(jax.vmap(env.reset)), jax.jit(jax.vmap(env.step)))]
+    if (type(env).reset_batch is not Env.reset_batch
+            or type(env).step_batch is not Env.step_batch):
+        out.append(("step_batch", jax.jit(env.reset_batch), jax.jit(env.step_batch)))
+    return out
+
+
 def check_vmap_equals_loop(r: _Runner) -> CheckResult:
     keys = jax.random.split(r.key, r.batch)
-    vreset, vstep = jax.jit(jax.vmap(r.env.reset)), jax.jit(jax.vmap(r.env.step))
-    batched = vreset(keys)
-    singles = [r.reset(k) for k in keys]
     steps = min(r.steps, r.paired_steps)
-    for t in range(steps + 1):
-        for i, single in enumerate(singles):
-            found = _first_mismatch(jax.tree.map(lambda x, i=i: x[i], batched), single,
-                                    r.tolerance)
-            if found is not None:
-                return CheckResult(VMAP, False,
-                                   f"{_when(t)}, env {i}: {found} (vmap vs single{_within(r)})")
-        if t == steps:
-            break
-        acts = r.actions(r.batch)
-        batched = vstep(batched[0], jnp.stack([jnp.asarray(a) for a in acts]))
-        singles = [r.step(s, a) for (s, _), a in zip(singles, acts, strict=True)]
-    return CheckResult(VMAP, True, f"{steps} steps, {r.batch} envs{_within(r)}")
+    acts = [r.actions(r.batch) for _ in range(steps)]
+    names = []
+    for name, vreset, vstep in _batch_steppers(r.env):
+        names.append(name)
+        batched = vreset(keys)
+        singles = [r.reset(k) for k in keys]
+        for t in range(steps + 1):
+            for i, single in enumerate(singles):
+                found = _first_mismatch(jax.tree.map(lambda x, i=i: x[i], batched), single,
+                                        r.tolerance)
+                if found is not None:
+                    return CheckResult(VMAP, False, f"{_when(t)}, env {i}: {found} "
+                                                    f"({name} vs single{_within(r)})")
+            if t == steps:
+                break
+            batched = vstep(batched[0], jnp.stack([jnp.asarray(a) for a in acts[t]]))
+            singles = [r.step(s, a) for (s, _), a in zip(singles, acts[t], strict=True)]
+    also = ", vmap and step_batch" if len(names) > 1 else ""
+    return CheckResult(VMAP, True, f"{steps} steps, {r.batch} envs{also}{_within(r)}")
 
 
 def _non_finite(tree) -> str | None:

@@ -19,6 +19,7 @@ decider's first legal action (nothing is silently clamped outside jit).
 
 from __future__ import annotations
 
+import contextlib
 from typing import NamedTuple
 
 import jax
@@ -34,6 +35,7 @@ from tcgjax.engine.legal import legal_mask
 from tcgjax.engine.observe import OBS_SIZE, observe
 from tcgjax.engine.setup import deck_arrays, new_game
 from tcgjax.engine.step import step as engine_step
+from tcgjax.engine.step import step_batch as engine_step_batch
 from tcgjax.reference import actions as A
 from tcgjax.reference import deck_list
 from tcgjax.reference.arrays import FIELDS
@@ -46,6 +48,7 @@ _TYPES = np.stack([deck_arrays(d, d)[1][0] for d in _DECKS])  # (15, 3)
 
 
 _jit_mask = jax.jit(legal_mask)  # the host-side check: compiled once, not run op by op
+_jit_masks = jax.jit(jax.vmap(legal_mask))
 
 
 class InputError(EnvportError, TypeError):
@@ -86,6 +89,33 @@ def _as_action(action) -> jax.Array:
     return jnp.asarray(a).astype(jnp.int32)
 
 
+def _as_actions(actions, n: int) -> jax.Array:
+    """A batch of ``n`` actions, each checked as ``_as_action`` checks one."""
+    if isinstance(actions, jax.core.Tracer):
+        a = actions
+    else:
+        try:
+            a = np.asarray(actions)
+        except (TypeError, ValueError) as e:
+            raise ActionError(f"actions must be integers, got {type(actions).__name__} ({e})"
+                              ) from None
+        if a.dtype.kind in "OUSV":
+            raise ActionError(f"actions must be integers, got {actions!r}")
+    if a.shape != (n,):
+        raise ActionError(f"actions must have shape ({n},) (one per game), got {a.shape}")
+    if a.dtype == bool or not jnp.issubdtype(a.dtype, jnp.integer):
+        raise ActionError(f"actions must be integers (int32), got dtype {a.dtype}")
+    if isinstance(a, np.ndarray) and a.size and not (
+        np.iinfo(np.int32).min <= a.min() and a.max() <= np.iinfo(np.int32).max
+    ):
+        raise ActionError(f"actions must fit int32: actions are 0..{A.N_ACTIONS - 1}")
+    return jnp.asarray(a).astype(jnp.int32)
+
+
+def _batch_size(state) -> int:
+    return int(np.shape(state["phase"])[0]) if np.ndim(state["phase"]) == 1 else -1
+
+
 def _check_key(key) -> None:
     dtype = getattr(key, "dtype", None)
     if dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
@@ -95,6 +125,21 @@ def _check_key(key) -> None:
     if dtype is None or np.dtype(dtype) != np.uint32 or tuple(key.shape) not in ((2,), (4,)):
         got = type(key).__name__ if dtype is None else f"{np.dtype(dtype)}{list(key.shape)}"
         raise InputError(f"reset takes a JAX PRNG key (jax.random.PRNGKey(seed)), got {got}")
+
+
+def _check_keys(keys) -> None:
+    """A batch of keys: ``jax.random.split(key, n)``, typed or raw."""
+    if isinstance(keys, jax.core.Tracer):
+        return
+    dtype = getattr(keys, "dtype", None)
+    typed = dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key)
+    if not (typed and len(keys.shape) == 1) and not (
+        dtype is not None and not typed and np.dtype(dtype) == np.uint32
+        and len(keys.shape) == 2 and keys.shape[1] in (2, 4)
+    ):
+        got = type(keys).__name__ if dtype is None else f"{dtype}{list(keys.shape)}"
+        raise InputError(f"reset_batch takes a batch of JAX PRNG keys "
+                         f"(jax.random.split(key, n)), got {got}")
 
 
 def _check_state(state, env: str) -> None:
@@ -122,6 +167,22 @@ def check_action(state, action: int, player: int | None = None) -> None:
         )
 
 
+def check_actions(states, actions, player: int | None = None) -> None:
+    """``check_action`` for every game of a batch: the masks in one call, the first game
+    whose action is refused raises with ``check_action``'s message (and its index)."""
+    a = np.asarray(actions)
+    masks = np.asarray(_jit_masks(states))
+    ok = (a >= 0) & (a < A.N_ACTIONS) & (np.asarray(states["phase"]) != PH_OVER)
+    ok &= masks[np.arange(len(a)), np.clip(a, 0, A.N_ACTIONS - 1)]
+    if player is not None:
+        ok &= np.asarray(states["decider"]) == int(player)
+    for i in np.flatnonzero(~ok)[:1]:
+        try:
+            check_action(jax.tree.map(lambda x, i=i: x[i], states), int(a[i]), player)
+        except (IllegalActionError, WrongPlayerError) as e:
+            raise type(e)(f"game {i}: {e}") from None
+
+
 def sanitize(state, action):
     """(action, was illegal): an illegal action becomes the first legal one (jit path)."""
     mask = legal_mask(state)
@@ -135,6 +196,18 @@ def advance(state, action):
     over = state["phase"] == PH_OVER
     new = engine_step(state, action)
     return jax.tree.map(lambda n, o: jnp.where(over, o, n), new, state)
+
+
+def _rows(mask, x):
+    return mask.reshape(mask.shape + (1,) * (x.ndim - 1))
+
+
+def advance_batch(states, actions, on):
+    """``advance`` for a batch through the engine's batch-level step; a game where ``on`` is
+    false (or that is over) keeps its state."""
+    on = on & (states["phase"] != PH_OVER)
+    new = engine_step_batch(states, actions)
+    return jax.tree.map(lambda n, o: jnp.where(_rows(on, n), n, o), new, states)
 
 
 def rewards(state):
@@ -162,6 +235,7 @@ class TcgEnv(Env):
         self.checked = checked
         # one compiled step; the checks above it run on the host (concrete states only)
         self._jit_step = jax.jit(self._step)
+        self._jit_step_batch = jax.jit(self._step_batch)
         self._jit_reset = jax.jit(self._reset)
         self._spec = EnvSpec(
             id="tcgjax-pocket",
@@ -207,6 +281,19 @@ class TcgEnv(Env):
         s = advance(state, a)
         return s, self._timestep(s)
 
+    def step_batch(self, states, actions):
+        """``vmap(step)``'s results through the engine's batch-level step (``step_batch``)."""
+        _check_state(states, "TcgEnv")
+        a = _as_actions(actions, _batch_size(states))
+        if self.checked and not _traced(states, a):
+            check_actions(states, a)
+        return self._jit_step_batch(states, a)
+
+    def _step_batch(self, states, a):
+        a, _ = jax.vmap(sanitize)(states, a)
+        s = advance_batch(states, a, jnp.ones(a.shape, bool))
+        return s, jax.vmap(self._timestep)(s)
+
     def observation(self, state):
         return self._timestep(state).obs
 
@@ -230,6 +317,8 @@ class SingleAgentEnv(Env):
         self.opponent, self.agent, self.checked = opponent, agent, checked
         self._jit_step = jax.jit(self._step)
         self._jit_reset = jax.jit(self._reset)
+        self._jit_step_batch = jax.jit(self._step_batch)
+        self._jit_reset_batch = jax.jit(self._reset_batch)
         self._spec = EnvSpec(
             id=f"tcgjax-pocket-vs-{opponent}",
             version=__version__,
@@ -269,6 +358,30 @@ class SingleAgentEnv(Env):
         s, key, _ = jax.lax.while_loop(cond, body, (s, key, first))
         return s, key
 
+    def _opponent_moves_batch(self, s, key, action=None):
+        """``vmap(_opponent_moves)`` with the engine's batch-level step: the loop runs until
+        every game reached the agent's decision or its end (as the vmapped loop does), and a
+        game that already did keeps its state and key."""
+        n = key.shape[0]
+        first = jnp.full(n, action is not None)
+        action = jnp.zeros(n, jnp.int32) if action is None else action
+
+        def live(s, first):
+            return (s["phase"] != PH_OVER) & (first | (s["decider"] != self.agent))
+
+        def body(c):
+            s, key, first = c
+            on = live(s, first)
+            split = jax.vmap(jax.random.split)(key)
+            rest, k = split[:, 0], split[:, 1]
+            a = jnp.where(first, action, jax.vmap(self._opponent_action)(s, k))
+            key = jnp.where(_rows(on & ~first, key), rest, key)
+            return advance_batch(s, a, on), key, jnp.zeros(n, bool)
+
+        s, key, _ = jax.lax.while_loop(lambda c: jnp.any(live(c[0], c[2])), body,
+                                       (s, key, first))
+        return s, key
+
     def _timestep(self, s) -> TimeStep:
         return TimeStep(
             obs=observe(s, self.agent),
@@ -282,10 +395,16 @@ class SingleAgentEnv(Env):
         _check_key(key)
         return self._jit_reset(key)
 
+    def _engine(self):
+        """The context every reset and step of this env is traced in (``planted`` bends the
+        engine there; one hook, so the single and the batch paths cannot disagree)."""
+        return contextlib.nullcontext()
+
     def _reset(self, key):
-        k1, k2 = jax.random.split(key)
-        s, k2 = self._opponent_moves(new_state(k1), k2)
-        return SingleState(s, k2), self._timestep(s)
+        with self._engine():
+            k1, k2 = jax.random.split(key)
+            s, k2 = self._opponent_moves(new_state(k1), k2)
+            return SingleState(s, k2), self._timestep(s)
 
     def step(self, state, action):
         if not isinstance(state, SingleState):
@@ -296,9 +415,38 @@ class SingleAgentEnv(Env):
         return self._jit_step(state, a)
 
     def _step(self, state, a):
-        a, _ = sanitize(state.game, a)
-        s, key = self._opponent_moves(state.game, state.key, a)
-        return SingleState(s, key), self._timestep(s)
+        with self._engine():
+            a, _ = sanitize(state.game, a)
+            s, key = self._opponent_moves(state.game, state.key, a)
+            return SingleState(s, key), self._timestep(s)
+
+    def reset_batch(self, keys):
+        """``vmap(reset)``'s results; the opponent's first decisions by the batch-level step."""
+        _check_keys(keys)
+        return self._jit_reset_batch(keys)
+
+    def _reset_batch(self, keys):
+        with self._engine():
+            split = jax.vmap(jax.random.split)(keys)
+            s, k2 = self._opponent_moves_batch(jax.vmap(new_state)(split[:, 0]), split[:, 1])
+            return SingleState(s, k2), jax.vmap(self._timestep)(s)
+
+    def step_batch(self, state, actions):
+        """``vmap(step)``'s results: the agent's actions, then the opponent's decisions, each
+        game's through the engine's batch-level step (``engine.step.step_batch``)."""
+        if not isinstance(state, SingleState):
+            raise InputError(f"SingleAgentEnv.step_batch takes a SingleState, "
+                             f"got {type(state).__name__}")
+        a = _as_actions(actions, _batch_size(state.game))
+        if self.checked and not _traced(state, a):
+            check_actions(state.game, a, self.agent)
+        return self._jit_step_batch(state, a)
+
+    def _step_batch(self, state, a):
+        with self._engine():
+            a, _ = jax.vmap(sanitize)(state.game, a)
+            s, key = self._opponent_moves_batch(state.game, state.key, a)
+            return SingleState(s, key), jax.vmap(self._timestep)(s)
 
     def observation(self, state):
         return observe(state.game, self.agent)

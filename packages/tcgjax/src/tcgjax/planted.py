@@ -82,10 +82,5 @@ class PlantedSingleAgentEnv(SingleAgentEnv):
             return _attack_first(s)
         return super()._opponent_action(s, key)
 
-    def _reset(self, key):
-        with _bent(self.gap):
-            return super()._reset(key)
-
-    def _step(self, state, a):
-        with _bent(self.gap):
-            return super()._step(state, a)
+    def _engine(self):
+        return _bent(self.gap)

@@ -38,7 +38,7 @@ def _compiled(how):
     the same with new games."""
     if how not in _COMPILED:
         env = how() if callable(how) else SingleAgentEnv(how, checked=False)
-        vstep, vreset = jax.vmap(env.step), jax.vmap(env.reset)
+        vstep, vreset = env.step_batch, env.reset_batch  # vmap's results, batch-level steps
 
         def put(states, ids, new):
             return jax.tree.map(lambda x, y: x.at[ids].set(y), states, new)
