@@ -154,5 +154,7 @@ def test_batch_step_refuses_bad_input(env, started):
         env.step_batch(batch, np.array([1.0, 2.0]))
     with pytest.raises(IllegalActionError, match="game 1: .*not legal"):
         env.step_batch(batch, np.array([legal, illegal]))
+    with pytest.raises(InputError, match="batch of states"):
+        env.step_batch(s, np.array([legal]))
     with pytest.raises(InputError, match="batch of JAX PRNG keys"):
         SingleAgentEnv().reset_batch(jax.random.PRNGKey(0))

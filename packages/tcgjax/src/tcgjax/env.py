@@ -113,7 +113,10 @@ def _as_actions(actions, n: int) -> jax.Array:
 
 
 def _batch_size(state) -> int:
-    return int(np.shape(state["phase"])[0]) if np.ndim(state["phase"]) == 1 else -1
+    if np.ndim(state["phase"]) != 1:
+        raise InputError("step_batch takes a batch of states (from reset_batch or step_batch), "
+                         f"got one of shape {np.shape(state['phase'])}: use step for one game")
+    return int(np.shape(state["phase"])[0])
 
 
 def _check_key(key) -> None:

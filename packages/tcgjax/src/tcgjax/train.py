@@ -16,10 +16,10 @@ import jax.numpy as jnp
 from envport.registry import TrainTarget
 from tcgjax.env import OPPONENTS, SingleAgentEnv
 
-# measured on the 2-vCPU VM (docs/training.md): the JAX engine plays a few hundred agent steps
-# per second on CPU (each step is the agent's decision and the opponent's turn in between), and
-# fewer per game in a larger batch (vmap runs every branch of the step and each loop as long as
-# the batch's longest): 16 games ~340 agent steps/s, 128 games ~180. So a small batch.
+# 16 games: the batch these settings (and L4's margins, tcgjax.transfer) were measured with,
+# when the env was vmapped per game and scaled badly. Since the env steps the batch at once
+# (SingleAgentEnv.step_batch) PPO runs ~1,100 agent steps/s here and ~2,800 at 256 games on
+# the 2-vCPU VM (docs/training.md): a larger --num-envs is worth it with more total steps.
 PPO_SETTINGS = {
     "num_envs": 16, "num_steps": 64, "total_steps": 200_000, "update_epochs": 4,
     "num_minibatches": 4, "learning_rate": 1e-3, "gamma": 0.99, "gae_lambda": 0.95,
