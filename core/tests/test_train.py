@@ -78,6 +78,24 @@ def test_ppo_learns_the_corridor(optimizer, lr, shuffle):
     assert float(m["length_sum"] / m["episodes"]) < first  # and sooner than at the start
 
 
+def test_evaluate_compiles_once_per_env_and_uses_the_params_it_is_given():
+    """Periodic evaluations of one env reuse one compiled player (the parameters are its
+    argument, not constants of the program); each call still plays the parameters it got."""
+    from envport.train.evaluate import _player
+
+    ppo, env = PPO(AimEnv(), SMALL), AimEnv()  # scores are rewards that depend on the params
+    first, second = ppo.init().params, ppo.init(seed=1).params
+    _player.cache_clear()
+    a = evaluate(ppo, first, env, 32, seed=3, greedy=True)
+    b = evaluate(ppo, second, env, 32, seed=3, greedy=True)
+    info = _player.cache_info()
+    assert (info.misses, info.hits) == (1, 1)
+    _player.cache_clear()
+    np.testing.assert_array_equal(evaluate(ppo, second, env, 32, seed=3, greedy=True), b)
+    np.testing.assert_array_equal(evaluate(ppo, first, AimEnv(), 32, seed=3, greedy=True), a)
+    assert not np.array_equal(a, b)  # the two policies differ: a stale program would not
+
+
 def test_legal_mask_is_never_broken():
     ppo = PPO(corridor(), SMALL)
     params = ppo.init().params

@@ -7,6 +7,8 @@ select, so envs whose step after the end is undefined are safe); the loop is one
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -24,16 +26,30 @@ def evaluate(ppo, params, env: Env, episodes: int, seed: int, *, max_steps: int 
              greedy: bool = False, score=None) -> np.ndarray:
     """float64[episodes]: each episode's score (``score(ts)`` summed; default ``ppo.score``).
     ``greedy``: the most likely action instead of a sample. Raises
-    :class:`UnfinishedEpisodesError` when an episode is still running after ``max_steps``."""
-    score = score or ppo.score
+    :class:`UnfinishedEpisodesError` when an episode is still running after ``max_steps``.
+
+    The compiled player is kept per (ppo, env, episodes, max_steps, greedy, score), with the
+    parameters as its argument: a training run's periodic evaluations of one env compile once
+    (they compiled at every call while the parameters were baked into the program)."""
+    play = _player(ppo, env, int(episodes), int(max_steps), bool(greedy), score or ppo.score)
+    total, done = jax.device_get(play(params, jax.random.PRNGKey(seed)))
+    if not np.all(done):
+        n = int(episodes)
+        raise UnfinishedEpisodesError(
+            f"{int((~done).sum())} of {n} evaluation episodes were still running after "
+            f"{max_steps} steps")
+    return np.asarray(total, np.float64)
+
+
+@functools.lru_cache(maxsize=4)  # a few envs' programs at most (each can be large)
+def _player(ppo, env: Env, n: int, max_steps: int, greedy: bool, score):
     batched = VmapWrapper(env)
-    n = int(episodes)
 
     def features(ts):
         return ts.obs, ppo.legal(ts, n)  # act() flattens the observations itself
 
     @jax.jit
-    def play(key):
+    def play(params, key):
         key, k_reset = jax.random.split(key)
         state, ts = batched.reset(jax.random.split(k_reset, n))
         obs, mask = features(ts)
@@ -61,9 +77,4 @@ def evaluate(ppo, params, env: Env, episodes: int, seed: int, *, max_steps: int 
         _, _, _, total, done, _, _ = jax.lax.while_loop(cond, body, carry)
         return total, done
 
-    total, done = jax.device_get(play(jax.random.PRNGKey(seed)))
-    if not np.all(done):
-        raise UnfinishedEpisodesError(
-            f"{int((~done).sum())} of {n} evaluation episodes were still running after "
-            f"{max_steps} steps")
-    return np.asarray(total, np.float64)
+    return play

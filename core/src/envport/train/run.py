@@ -278,6 +278,7 @@ def _loop(run: TrainRun, trainer, runner, identity: dict, resume: bool) -> dict:
     cfg, target, run_dir, ppo = run.config, run.target, Path(run.run_dir), trainer.ppo
     start = trainer.done_updates(runner)
     tracker = _GoalTracker(target.goal, target.goal_episodes)
+    eval_envs: dict = {}  # made at the first evaluation, kept for the run
     history = _read_history(run_dir) if resume else []
     for row in history:
         tracker.add(row.get("episodes", 0), (row.get("episode_score") or 0) * row.get("episodes", 0),
@@ -313,7 +314,7 @@ def _loop(run: TrainRun, trainer, runner, identity: dict, resume: bool) -> dict:
             if last or (run.checkpoint_every and (u + 1) % run.checkpoint_every == 0):
                 save_checkpoint(run_dir, runner, identity)
             if target.evaluate and (u + 1 == cfg.num_updates or (run.eval_every and (u + 1) % run.eval_every == 0)):
-                log.write(json.dumps({"eval": _evaluate(run, ppo, runner, u + 1),
+                log.write(json.dumps({"eval": _evaluate(run, ppo, runner, u + 1, eval_envs),
                                       "update": u + 1, "step": step}) + "\n")
                 log.flush()
     bar.close()
@@ -334,10 +335,13 @@ def _loop(run: TrainRun, trainer, runner, identity: dict, resume: bool) -> dict:
     return summary
 
 
-def _evaluate(run: TrainRun, ppo: PPO, runner: Runner, update: int) -> dict:
+def _evaluate(run: TrainRun, ppo: PPO, runner: Runner, update: int, envs: dict) -> dict:
+    """The target's evaluation envs, each made once per run (``envs`` keeps them), so every
+    evaluation after the first reuses its compiled player."""
     out = {}
     for name, make_env in sorted(run.target.evaluate.items()):
-        out[name] = _score_ci(evaluate(ppo, runner.params, make_env(), run.eval_episodes,
+        env = envs[name] = envs.get(name) or make_env()
+        out[name] = _score_ci(evaluate(ppo, runner.params, env, run.eval_episodes,
                                        seed=run.config.seed * 1_000_003 + update))
     return out
 
