@@ -148,7 +148,7 @@ def test_batch_step_refuses_bad_input(env, started):
     batch = jax.tree.map(lambda x: np.stack([x, x]), s)
     legal = int(np.flatnonzero(np.asarray(ts.legal_mask))[0])
     illegal = int(np.flatnonzero(~np.asarray(ts.legal_mask))[0])
-    with pytest.raises(ActionError, match=r"shape \(2,\)"):
+    with pytest.raises(ActionError, match=r"of shape \(2,\) \(one per game\), got shape \(\)"):
         env.step_batch(batch, np.int32(legal))
     with pytest.raises(ActionError, match="dtype"):
         env.step_batch(batch, np.array([1.0, 2.0]))

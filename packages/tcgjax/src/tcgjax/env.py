@@ -66,50 +66,38 @@ def _traced(*xs) -> bool:
     return any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves(xs))
 
 
-def _as_action(action) -> jax.Array:
-    if isinstance(action, jax.core.Tracer):
-        a = action
+def _as_int32(x, shape: tuple, what: str, shape_note: str) -> jax.Array:
+    """``x`` as int32 of ``shape``, refused with ``ActionError`` before any cast: a non-integer,
+    a wrong shape or dtype, a value outside int32."""
+    if isinstance(x, jax.core.Tracer):
+        a = x
     else:
         try:
-            a = np.asarray(action)
+            a = np.asarray(x)
         except (TypeError, ValueError) as e:
-            raise ActionError(
-                f"action must be an integer, got {type(action).__name__} ({e})"
-            ) from None
+            raise ActionError(f"{what} must be an integer, got {type(x).__name__} ({e})") from None
         if a.dtype.kind in "OUSV":
-            raise ActionError(f"action must be an integer, got {action!r}")
-    if a.shape != ():
-        raise ActionError(f"action must be a scalar (the decider's action), got shape {a.shape}")
+            raise ActionError(f"{what} must be an integer, got {x!r}")
+    if a.shape != shape:
+        raise ActionError(f"{what} must be {shape_note}, got shape {a.shape}")
     if a.dtype == bool or not jnp.issubdtype(a.dtype, jnp.integer):
-        raise ActionError(f"action must be an integer (int32), got dtype {a.dtype}")
-    if isinstance(a, np.ndarray) and not (
-        np.iinfo(np.int32).min <= int(a) <= np.iinfo(np.int32).max
+        raise ActionError(f"{what} must be an integer (int32), got dtype {a.dtype}")
+    if isinstance(a, np.ndarray) and a.size and not (
+        np.iinfo(np.int32).min <= a.min() and a.max() <= np.iinfo(np.int32).max
     ):
-        raise ActionError(f"action {int(a)} does not fit int32: actions are 0..{A.N_ACTIONS - 1}")
+        bad = a.flat[np.flatnonzero((a < np.iinfo(np.int32).min) | (a > np.iinfo(np.int32).max))[0]]
+        raise ActionError(f"{what} {int(bad)} does not fit int32: actions are "
+                          f"0..{A.N_ACTIONS - 1}")
     return jnp.asarray(a).astype(jnp.int32)
+
+
+def _as_action(action) -> jax.Array:
+    return _as_int32(action, (), "action", "a scalar (the decider's action)")
 
 
 def _as_actions(actions, n: int) -> jax.Array:
     """A batch of ``n`` actions, each checked as ``_as_action`` checks one."""
-    if isinstance(actions, jax.core.Tracer):
-        a = actions
-    else:
-        try:
-            a = np.asarray(actions)
-        except (TypeError, ValueError) as e:
-            raise ActionError(f"actions must be integers, got {type(actions).__name__} ({e})"
-                              ) from None
-        if a.dtype.kind in "OUSV":
-            raise ActionError(f"actions must be integers, got {actions!r}")
-    if a.shape != (n,):
-        raise ActionError(f"actions must have shape ({n},) (one per game), got {a.shape}")
-    if a.dtype == bool or not jnp.issubdtype(a.dtype, jnp.integer):
-        raise ActionError(f"actions must be integers (int32), got dtype {a.dtype}")
-    if isinstance(a, np.ndarray) and a.size and not (
-        np.iinfo(np.int32).min <= a.min() and a.max() <= np.iinfo(np.int32).max
-    ):
-        raise ActionError(f"actions must fit int32: actions are 0..{A.N_ACTIONS - 1}")
-    return jnp.asarray(a).astype(jnp.int32)
+    return _as_int32(actions, (n,), "actions", f"of shape ({n},) (one per game)")
 
 
 def _batch_size(state) -> int:
