@@ -44,7 +44,7 @@ import numpy as np
 from tcgjax.backends import CHOOSER
 from tcgjax.engine.legal import legal_mask
 from tcgjax.engine.setup import deck_arrays, new_game
-from tcgjax.engine.step import kth_true, step_batch
+from tcgjax.engine.step import kth_true, select_rows, step_batch
 from tcgjax.engine.step import step as engine_step
 from tcgjax.reference import deck_list, legal_actions
 from tcgjax.reference import new_game as ref_new_game
@@ -218,9 +218,7 @@ def restart(states, over, pair_a, pair_b, seeds):
 
     def do(states):
         fresh = start_games(pair_a, pair_b, seeds)
-        return jax.tree.map(
-            lambda x, y: jnp.where(over.reshape((-1,) + (1,) * (x.ndim - 1)), y, x),
-            states, fresh)
+        return select_rows(over, fresh, states)
 
     return jax.lax.cond(jnp.any(over), do, lambda s: s, states)
 

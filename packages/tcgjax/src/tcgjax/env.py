@@ -34,6 +34,7 @@ from tcgjax.engine.heuristic import heuristic_action
 from tcgjax.engine.legal import legal_mask
 from tcgjax.engine.observe import OBS_SIZE, observe
 from tcgjax.engine.setup import deck_arrays, new_game
+from tcgjax.engine.step import select_rows
 from tcgjax.engine.step import step as engine_step
 from tcgjax.engine.step import step_batch as engine_step_batch
 from tcgjax.reference import actions as A
@@ -107,30 +108,25 @@ def _batch_size(state) -> int:
     return int(np.shape(state["phase"])[0])
 
 
-def _check_key(key) -> None:
+def _check_key(key, batch: bool = False) -> None:
+    """One JAX PRNG key, typed or raw; with ``batch`` a batch of them
+    (``jax.random.split(key, n)``)."""
+    lead = 1 if batch else 0
     dtype = getattr(key, "dtype", None)
+    shape = tuple(getattr(key, "shape", ()))
     if dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
-        if key.shape != ():
-            raise InputError(f"reset takes one key, got a batch of shape {key.shape} (vmap reset)")
+        if len(shape) == lead:
+            return
+        if not batch:
+            raise InputError(f"reset takes one key, got a batch of shape {shape} (vmap reset)")
+    elif (dtype is not None and np.dtype(dtype) == np.uint32 and len(shape) == lead + 1
+          and shape[-1] in (2, 4)):
         return
-    if dtype is None or np.dtype(dtype) != np.uint32 or tuple(key.shape) not in ((2,), (4,)):
-        got = type(key).__name__ if dtype is None else f"{np.dtype(dtype)}{list(key.shape)}"
-        raise InputError(f"reset takes a JAX PRNG key (jax.random.PRNGKey(seed)), got {got}")
-
-
-def _check_keys(keys) -> None:
-    """A batch of keys: ``jax.random.split(key, n)``, typed or raw."""
-    if isinstance(keys, jax.core.Tracer):
-        return
-    dtype = getattr(keys, "dtype", None)
-    typed = dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key)
-    if not (typed and len(keys.shape) == 1) and not (
-        dtype is not None and not typed and np.dtype(dtype) == np.uint32
-        and len(keys.shape) == 2 and keys.shape[1] in (2, 4)
-    ):
-        got = type(keys).__name__ if dtype is None else f"{dtype}{list(keys.shape)}"
+    got = type(key).__name__ if dtype is None else f"{dtype}{list(shape)}"
+    if batch:
         raise InputError(f"reset_batch takes a batch of JAX PRNG keys "
                          f"(jax.random.split(key, n)), got {got}")
+    raise InputError(f"reset takes a JAX PRNG key (jax.random.PRNGKey(seed)), got {got}")
 
 
 def _check_state(state, env: str) -> None:
@@ -189,16 +185,12 @@ def advance(state, action):
     return jax.tree.map(lambda n, o: jnp.where(over, o, n), new, state)
 
 
-def _rows(mask, x):
-    return mask.reshape(mask.shape + (1,) * (x.ndim - 1))
-
-
 def advance_batch(states, actions, on):
     """``advance`` for a batch through the engine's batch-level step; a game where ``on`` is
     false (or that is over) keeps its state."""
     on = on & (states["phase"] != PH_OVER)
     new = engine_step_batch(states, actions)
-    return jax.tree.map(lambda n, o: jnp.where(_rows(on, n), n, o), new, states)
+    return select_rows(on, new, states)
 
 
 def rewards(state):
@@ -366,7 +358,7 @@ class SingleAgentEnv(Env):
             split = jax.vmap(jax.random.split)(key)
             rest, k = split[:, 0], split[:, 1]
             a = jnp.where(first, action, jax.vmap(self._opponent_action)(s, k))
-            key = jnp.where(_rows(on & ~first, key), rest, key)
+            key = select_rows(on & ~first, rest, key)
             return advance_batch(s, a, on), key, jnp.zeros(n, bool)
 
         s, key, _ = jax.lax.while_loop(lambda c: jnp.any(live(c[0], c[2])), body,
@@ -413,7 +405,7 @@ class SingleAgentEnv(Env):
 
     def reset_batch(self, keys):
         """``vmap(reset)``'s results; the opponent's first decisions by the batch-level step."""
-        _check_keys(keys)
+        _check_key(keys, batch=True)
         return self._jit_reset_batch(keys)
 
     def _reset_batch(self, keys):

@@ -1160,6 +1160,12 @@ def step(s, a):
     return s
 
 
+def select_rows(on, new, old):
+    """Per game (the leading axis of every leaf): ``new``'s row where ``on``, else ``old``'s."""
+    return jax.tree.map(lambda n, o: jnp.where(on.reshape((-1,) + (1,) * (n.ndim - 1)), n, o),
+                        new, old)
+
+
 def _on_rows(f, at, c, m: int):
     """``c`` (a pytree with a batch axis) with ``f`` applied to its rows where ``at``, gathered
     ``m`` at a time (``f`` maps a pytree of ``m`` rows to one of the same structure)."""

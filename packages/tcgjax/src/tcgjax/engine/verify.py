@@ -24,8 +24,8 @@ from ..reference import legal_mask as ref_mask
 from ..reference.arrays import FIELDS, to_arrays
 from .legal import legal_mask
 from .state import stack_states
+from .step import select_rows, step_batch
 from .step import step as jax_step
-from .step import step_batch
 
 BATCH = 64
 
@@ -113,11 +113,7 @@ def l3(n_games: int, seed: int = 0, fns=None, batch: int = BATCH) -> dict:
                     n_actions += 1
             new = step_b(js, jnp.asarray(acts))
             keep = jnp.asarray(np.array(live + [False] * (batch - len(chunk))))
-            js = jax.tree.map(
-                lambda n, o, keep=keep: jnp.where(keep.reshape((-1,) + (1,) * (n.ndim - 1)), n, o),
-                new,
-                js,
-            )
+            js = select_rows(keep, new, js)
             out = {k: np.asarray(v) for k, v in js.items()}
             m = np.asarray(mask_b(js))
             t += 1
