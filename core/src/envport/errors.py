@@ -9,6 +9,10 @@ class ActionError(EnvportError, ValueError):
     """An action of the wrong shape, dtype or value."""
 
 
+class UnfinishedEpisodesError(EnvportError, RuntimeError):
+    """Some evaluation episodes did not end within the step cap."""
+
+
 class UnknownEnvError(EnvportError, KeyError):
     """An env name that no installed package registers."""
 

@@ -14,12 +14,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from envport.env import Env
-from envport.errors import EnvportError
+from envport.errors import UnfinishedEpisodesError
 from envport.wrappers import VmapWrapper
-
-
-class UnfinishedEpisodesError(EnvportError, RuntimeError):
-    """Some evaluation episodes did not end within the step cap."""
 
 
 def evaluate(ppo, params, env: Env, episodes: int, seed: int, *, max_steps: int = 100_000,
