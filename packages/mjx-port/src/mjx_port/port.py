@@ -30,6 +30,7 @@ from mjx_port import __version__
 from mjx_port.bench import anchors_extra, bench_target
 from mjx_port.cases import sample_actions, sample_states
 from mjx_port.chaos import chaos_suites
+from mjx_port.statistical import random_policy_l4
 from mjx_port.train import TARGETS as TRAIN_TARGETS
 from mjx_port.train import train_commands
 
@@ -217,6 +218,10 @@ PORT = EnvPort(
     # the issue's L3 bar: the port's divergence step against C's own chaos horizon, per env at
     # 1e-6 (C + 1e-12) and at 1e-9 (C + 1e-15) (mjx_port.chaos, docs/mjx.md)
     chaos=[s for e in ENVS for s in chaos_suites(e, actions_for(e))],
+    # the statistical bar past the chaos horizon: episode returns under uniformly random
+    # actions, 1,000 episodes a side, TOST (mjx_port.statistical)
+    l4=[random_policy_l4(e, partial(_reference, env_id=e), partial(_candidate, env_id=e))
+        for e in ENVS],
     bench=[bench_target("HalfCheetah-v5", NU["HalfCheetah-v5"], a) for a in (False, True)],
     # MJX on CPU: small batches (issue 22: a scan at 1,024 did not finish in minutes)
     bench_batch_sizes=(1, 8, 64),
