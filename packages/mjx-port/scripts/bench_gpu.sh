@@ -9,7 +9,9 @@
 # $OUT (or reports/mjx-gpu) /bench_anchors.json, bench_anchors.md, gpu.txt and bench_gpu.log.
 #
 # The device image has jax but not mujoco, mujoco-mjx, gymnasium or brax: carry them as wheels
-# in .whl/ (ignored by git; see /work/.library/device/README.md), downloaded beforehand with
+# in .whl/ (ignored by git; see /work/.library/device/README.md), downloaded beforehand for the
+# device's Python (3.11 on the TPU v5e machine, where flax, jaxopt, pillow, etils, trimesh and the
+# other pure-Python needs of `python -c "import brax.envs, gymnasium"` came along too) with
 #   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 \
 #     --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
 #     --platform manylinux2014_x86_64 -d .whl mujoco==3.17.0 mujoco-mjx==3.17.0 \
@@ -18,7 +20,9 @@
 # (run(carry=[".whl"])); the script installs them into /tmp/site when .whl/ is there.
 # BATCH_SIZES, MIN_SECONDS and ANCHORS override the defaults (a CPU check:
 # BATCH_SIZES=1 MIN_SECONDS=0.2 ANCHORS=port,mjx bash packages/mjx-port/scripts/bench_gpu.sh).
-# On an H100 expect about 10 minutes (five compiles per size on the first run).
+# On an H100 expect about 10 minutes (five compiles per size on the first run). On a TPU v5e
+# chip each anchor compiled for 23-145 s per size: one size per 10-minute call (the report is
+# rewritten after every measurement, so a call stopped at its limit keeps what it measured).
 set -euo pipefail
 out=${OUT:-reports/mjx-gpu}
 mkdir -p "$out"
@@ -26,7 +30,7 @@ py=${PYTHON:-python3}
 if [ -d .whl ] && ls .whl/*.whl >/dev/null 2>&1; then
   "$py" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target /tmp/site .whl/*.whl
-  export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+  export PYTHONPATH=${PYTHONPATH:+$PYTHONPATH:}/tmp/site  # after the machine's own JAX
 fi
 export PYTHONPATH="$PWD/core/src:$PWD/packages/mjx-port/src${PYTHONPATH:+:$PYTHONPATH}"
 export PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false

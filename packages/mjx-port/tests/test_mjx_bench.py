@@ -56,6 +56,27 @@ def test_anchors_report_ratios_skips_and_files(tmp_path, monkeypatch):
     assert "| num_envs | port | mjx | gymnasium | port/mjx | port/gymnasium |" in md
 
 
+def test_anchors_report_keeps_what_was_measured_when_stopped(tmp_path, monkeypatch):
+    """An accelerator lease ends a run at its time limit: the files on disk already hold every
+    measurement made before the stop (here an interrupt while measuring mjx at 2 envs)."""
+
+    def mjx(n):
+        if n == 2:
+            raise KeyboardInterrupt  # the run is stopped here
+        return _fake_rollout(n)
+
+    monkeypatch.setattr(bench, "anchor_rollouts", lambda env_id: {"port": _fake_rollout,
+                                                                  "mjx": mjx})
+    with pytest.raises(KeyboardInterrupt):
+        bench.run_anchors("HalfCheetah-v5", (1, 2), 0.02, ("port", "mjx"), out_dir=tmp_path,
+                          progress=False)
+    one, two = json.loads((tmp_path / "bench_anchors.json").read_text())["rows"]
+    assert one["mjx"]["sps"] > 0 and set(one["ratios"]) == {"port/mjx"}
+    assert two["port"]["sps"] > 0 and "mjx" not in two and two["ratios"] == {}
+    md = (tmp_path / "bench_anchors.md").read_text().splitlines()
+    assert md[-1].startswith("| 2 | ") and md[-1].endswith("| — | — |")
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("anchor", ["mjx", "mjx-c", "brax"])
 def test_jitted_anchors_step(anchor):

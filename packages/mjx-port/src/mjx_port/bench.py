@@ -300,7 +300,8 @@ def run_anchors(
     }
     failed: dict[str, str] = {}  # anchor -> why larger sizes are skipped (out of memory)
     for n in report["batch_sizes"]:
-        row: dict[str, Any] = {"num_envs": int(n)}
+        row: dict[str, Any] = {"num_envs": int(n), "ratios": {}}
+        report["rows"].append(row)
         for a in anchors:
             if a in failed:
                 row[a] = {"skipped": failed[a]}
@@ -317,16 +318,24 @@ def run_anchors(
                     raise
                 failed[a] = f"out of memory at num_envs={n}"
                 row[a] = {"skipped": failed[a]}
-        port = row.get("port", {}).get("sps")
-        row["ratios"] = {f"port/{a}": port / row[a]["sps"] for a in anchors
-                         if a != "port" and port and row[a].get("sps")}
-        report["rows"].append(row)
-    if out_dir is not None:
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "bench_anchors.json").write_text(json.dumps(report, indent=2) + "\n")
-        (out / "bench_anchors.md").write_text(render_anchors(report))
+            port = row.get("port", {}).get("sps")
+            row["ratios"] = {f"port/{b}": port / row[b]["sps"] for b in anchors
+                             if b != "port" and port and row.get(b, {}).get("sps")}
+            if progress:
+                print(f"  {row[a]}", file=sys.stderr, flush=True)
+            # written after every measurement: a run stopped at a time limit (an accelerator
+            # lease) keeps what it measured
+            _write(report, out_dir)
     return report
+
+
+def _write(report: dict[str, Any], out_dir) -> None:
+    if out_dir is None:
+        return
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "bench_anchors.json").write_text(json.dumps(report, indent=2) + "\n")
+    (out / "bench_anchors.md").write_text(render_anchors(report))
 
 
 def render_anchors(report: dict[str, Any]) -> str:
@@ -355,7 +364,7 @@ def render_anchors(report: dict[str, Any]) -> str:
         for a in anchors:
             m = r.get(a, {})
             if m.get("sps") is None:
-                cells.append("— " + m.get("skipped", ""))
+                cells.append(("— " + m.get("skipped", "")).strip())
             elif "compile_s" in m:
                 cells.append(f"{m['sps']:,.0f} ({m['compile_s']:.0f})")
             else:
