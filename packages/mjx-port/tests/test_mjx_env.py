@@ -105,6 +105,25 @@ def test_float64_needs_x64():
         make("Hopper-v5", dtype=jnp.float64)
 
 
+def test_float32_refuses_x64_at_trace_time():
+    """x64 turned on after a float32 env was built (as `envport verify mjx` does for its
+    float64 levels): its reset and step say so instead of failing inside MJX's frame loop
+    (a scan carry whose qpos came back float64). Only traced (eval_shape), nothing compiled."""
+    env = make("Hopper-v5")  # float32
+    state, _ = jax.eval_shape(env.reset, jax.random.PRNGKey(0))
+    before = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", True)
+    try:
+        msg = "physics is float32 but jax_enable_x64 is on"
+        with pytest.raises(EnvportError, match=msg):
+            jax.eval_shape(env.reset, jax.random.PRNGKey(0))
+        with pytest.raises(EnvportError, match=msg):
+            jax.eval_shape(env.step, state, jax.ShapeDtypeStruct((3,), jnp.float32))
+    finally:
+        jax.config.update("jax_enable_x64", before)
+    assert jax.eval_shape(env.step, state, jax.ShapeDtypeStruct((3,), jnp.float32))[0] is not None
+
+
 @pytest.mark.parametrize("env_id", ENV_IDS)
 def test_gymnasium_reset_stream(env_id):
     """The host-side reset draws what Gymnasium draws, seeded and then continued unseeded."""

@@ -393,9 +393,22 @@ class MjxEnv(Env[MjxState]):
         qpos, qvel = self._draw_qpos_qvel(_NumpyDraws(rng))
         return np.asarray(qpos, np.float64), np.asarray(qvel, np.float64)
 
+    def _check_precision(self) -> None:
+        """float32 physics needs jax_enable_x64 off. Checked when a reset or step is traced, as
+        the flag can change after the env is built: under x64 MJX makes its new arrays
+        float64, so a float32 step would run partly in float64 and hand back float64 fields
+        (the frame loop then fails on its carry's dtypes)."""
+        if self.dtype == jnp.float32 and jax.config.jax_enable_x64:
+            raise EnvportError(
+                f"{self.env_id}: this env's physics is float32 but jax_enable_x64 is on, under "
+                "which MJX computes parts of the step in float64: build the env with "
+                "dtype='float64', or turn x64 off (jax.config.update('jax_enable_x64', False))"
+            )
+
     def reset_to(self, qpos, qvel, warmstart=None, t=0) -> tuple[MjxState, TimeStep]:
         """Start from ``qpos``/``qvel`` as Gymnasium's ``set_state`` after ``mj_resetData``
         (``warmstart`` and ``t`` set a mid-episode state, for matched single steps)."""
+        self._check_precision()
         qpos = jnp.asarray(qpos, self.dtype).reshape(self.nq)
         qvel = jnp.asarray(qvel, self.dtype).reshape(self.nv)
         ws = (
@@ -480,6 +493,7 @@ class MjxEnv(Env[MjxState]):
 
     def step(self, state: MjxState, action) -> tuple[MjxState, TimeStep]:
         action = self._check_action(action)
+        self._check_precision()
         d = state.data
         before = self._position(d)
         # MuJoCo C clamps ctrl to the actuator range, then zeroes the whole ctrl vector for the
