@@ -395,6 +395,19 @@ def test_a_planted_gap_is_not_equivalent(tmp_path) -> None:
     assert "- equivalent: **NO**" in md
 
 
+def test_each_suite_s_verdict_is_printed_as_it_lands(tmp_path, capsys) -> None:
+    """With progress on, every L4 suite's verdict goes to stderr when it ends (a level of
+    several long suites otherwise says nothing until verify.json is written)."""
+    port = toy_port([l4_suite(), l4_suite("planted", p_cand=0.6)])
+    verify.run(port, out_dir=tmp_path, progress=True, levels=["L4"])
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if ln.startswith("L4 ") and "margin" in ln]
+    assert len(lines) == 2
+    assert lines[0].startswith("L4 greedy: equivalent (reference 0.49")
+    assert lines[1].startswith("L4 planted: NOT equivalent (")
+    assert "90% CI [" in lines[1] and "margin 0.05, p " in lines[1]
+
+
 def test_a_port_without_l4_can_still_be_equivalent(tmp_path) -> None:
     report, on_disk, md = run(toy_port(), tmp_path)
     assert on_disk["levels"]["L4"] == {"suites": 0, "margin": None, "p_value": None,

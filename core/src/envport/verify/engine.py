@@ -308,6 +308,13 @@ def _level4(suites: Sequence[L4Suite], out: Comparison, scale: float, progress: 
         with _bar(2 * episodes, f"L4 {suite.name}", "episode", progress) as bar:
             res = run_l4(suite, episodes, progress=bar.update)
         out.l4.append(res)
+        if progress:  # each suite's verdict as it lands: a long L4 level reports as it goes
+            t = res.test
+            tqdm.write(f"L4 {suite.name}: {'equivalent' if t.equivalent else 'NOT equivalent'}"
+                       f" (reference {t.reference_mean:.6g}, candidate {t.candidate_mean:.6g}, "
+                       f"difference {t.difference:+.4g}, {100 * (1 - 2 * suite.alpha):g}% CI "
+                       f"[{t.ci[0]:+.4g}, {t.ci[1]:+.4g}], margin {suite.margin:g}, "
+                       f"p {t.p_value:.2g})", file=sys.stderr)
         test = asdict(res.test) | {"ci": list(res.test.ci)}  # a list, as in verify.json
         details.append({"suite": suite.name, **test, "margin": suite.margin,
                         "alpha": suite.alpha, "seed": suite.seed, "metric": suite.metric,
