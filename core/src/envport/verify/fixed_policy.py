@@ -21,11 +21,9 @@ import numpy as np
 
 from envport.backend import Backend
 from envport.errors import EnvportError, UnfinishedEpisodesError
-from envport.registry import L4Suite
+from envport.registry import ActionSampler, L4Suite
 
 __all__ = ["play_episodes", "random_policy_suite", "uniform_actions"]
-
-ActionSampler = Callable[[np.random.Generator, int], np.ndarray]
 
 
 def uniform_actions(backend: Backend) -> ActionSampler:
