@@ -28,7 +28,7 @@ from envport.verify.fixed_policy import play_episodes, random_policy_suite
 MARGIN_SD = 0.2
 # env -> standard deviation of the episode return under uniformly random actions, Gymnasium
 # 1.4 / MuJoCo 3.17, 1,000 episodes each (python -m mjx_port.statistical, 2026-12-07, 2-vCPU
-# VM; the seconds it took where over a minute)
+# VM; in brackets the seconds it took, where over a minute)
 RETURN_SD = {
     "HalfCheetah-v5": 79.832,  # mean -288.7; every episode 1,000 steps (95 s)
     "Hopper-v5": 18.563,  # mean 17.6; ~23 steps
@@ -67,12 +67,11 @@ def pilot(env_ids, episodes: int = 1000) -> None:
     from mjx_port.backends import GymnasiumMujoco
 
     for env_id in env_ids:
-        n = episodes
         t = time.time()
-        backend = GymnasiumMujoco(n, env_id)
+        backend = GymnasiumMujoco(episodes, env_id)
         returns = play_episodes(backend, seed=10_000)
         backend.close()
-        print(f"{env_id}: {n} episodes, return mean {returns.mean():.3f} sd "
+        print(f"{env_id}: {episodes} episodes, return mean {returns.mean():.3f} sd "
               f"{returns.std(ddof=1):.3f} (stored sd {RETURN_SD[env_id]}), "
               f"{time.time() - t:.1f} s", flush=True)
 
@@ -87,4 +86,3 @@ def main(argv=None) -> None:
 
 if __name__ == "__main__":
     main()
-
