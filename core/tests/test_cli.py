@@ -96,9 +96,9 @@ def verify_calls(monkeypatch):
     calls: list[dict] = []
     result = {"equivalent": True}
 
-    def run(port, *, out_dir, scale, levels, progress, workers, ray):
+    def run(port, *, out_dir, scale, levels, progress, workers, ray, suites):
         calls.append(dict(port=port, out_dir=out_dir, scale=scale, levels=levels,
-                          progress=progress, workers=workers, ray=ray))
+                          progress=progress, workers=workers, ray=ray, suites=suites))
         if isinstance(result.get("raise"), Exception):
             raise result["raise"]
         return dict(result)
@@ -163,6 +163,21 @@ def test_verify_says_which_required_levels_did_not_run(installed, verify_calls, 
     result.update(equivalent=False, levels={"L3": {}}, required_levels=["L1", "L2", "L3"])
     assert main(["verify", "fake", "--levels", "L3"]) == 1
     assert "(equivalence needs L1, L2, L3; not run: L1, L2)" in capsys.readouterr().out
+
+
+def test_verify_suites_filter_reports_the_chosen_suites_not_the_port(installed, verify_calls,
+                                                                     capsys) -> None:
+    calls, result = verify_calls
+    result.update(equivalent=False, selected_passed=True)
+    assert main(["verify", "fake", "--suites", "HalfCheetah, trained"]) == 0
+    assert calls[-1]["suites"] == ["HalfCheetah", "trained"]
+    out = capsys.readouterr().out
+    assert "the suites matching HalfCheetah, trained PASSED (a --suites run claims no " \
+           "equivalence)" in out and "NOT EQUIVALENT" not in out
+    result["selected_passed"] = False
+    assert main(["verify", "fake", "--suites", "HalfCheetah"]) == 1
+    assert "HalfCheetah FAILED" in capsys.readouterr().out
+    assert main(["verify", "fake"]) == 1 and calls[-1]["suites"] is None  # no filter: the port
 
 
 def test_verify_workers_and_ray(installed, verify_calls) -> None:

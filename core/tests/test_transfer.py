@@ -220,3 +220,48 @@ def test_a_transfer_needs_one_port_side(tmp_path):
     with pytest.raises(EnvportError, match="neither make_env .* nor make_backend"):
         verify.run(host_port(target=nothing), out_dir=tmp_path, levels=["L4"], progress=False)
     assert not (tmp_path / "corridor").exists()  # refused before anything was written
+
+
+# -- a float32 env in an x64 process: TrainTarget.x64 -----------------------------------------
+
+class Float32Corridor(Corridor):
+    """The corridor as a float32-only env (as MJX in float32 is): building or tracing it under
+    x64 fails (MJX sizes its model's arrays when the env is built)."""
+
+    def __init__(self, *a, **k):
+        self._check()
+        super().__init__(*a, **k)
+
+    def _check(self):
+        import jax
+
+        if jax.config.jax_enable_x64:
+            raise EnvportError("Float32Corridor traced under jax_enable_x64")
+
+    def reset(self, key):
+        self._check()
+        return super().reset(key)
+
+    def step(self, state, action):
+        self._check()
+        return super().step(state, action)
+
+
+def x64_port(x64):
+    target = dataclasses.replace(TARGET, make_env=lambda: Float32Corridor(length=LENGTH),
+                                 x64=x64)
+    return dataclasses.replace(port(dataclasses.replace(TRANSFER, seeds=(0,),
+                                                        reference_train=None)), train=[target])
+
+
+def test_a_float32_target_trains_and_plays_in_an_x64_process(tmp_path):
+    import jax
+
+    with jax.enable_x64(True):  # as a port's verify turns it on for its float64 candidate
+        with pytest.raises(EnvportError, match="traced under jax_enable_x64"):
+            verify.run(x64_port(None), out_dir=tmp_path / "as-is", levels=["L4"], progress=False)
+        level, details = l4(verify.run(x64_port(False), out_dir=tmp_path / "x32", levels=["L4"],
+                                       progress=False))
+        assert jax.config.jax_enable_x64  # the process's setting is back after the suite
+    assert level["suites"] == 1 and level["equivalent"] is True, details
+    assert details[0]["candidate_mean"] > 0.5  # trained, and played on the float32 env

@@ -187,3 +187,37 @@ def test_l3_unknown_tolerance_field_is_an_error():
     with pytest.raises(EnvportError, match="'speed'"):
         run_l3(l3_suite(episodes=2), {"speed": 1e-3})
 
+
+
+# -- verify.run's suites filter ---------------------------------------------------------------
+def _walk_port():
+    from envport.registry import EnvPort
+
+    planted = l2_suite("score")
+    planted.name = "walk, planted score"
+    return EnvPort(name="walk", reference="walk", candidate="walk", install_reference=lambda: None,
+                   check_reference=lambda: None, l2=[l2_suite(), planted], l3=[l3_suite()])
+
+
+def test_a_suites_filter_runs_only_the_matching_suites_and_claims_nothing(tmp_path):
+    from envport import verify
+    from envport.errors import EnvportError
+
+    report = verify.run(_walk_port(), out_dir=tmp_path, suites=["PLANTED"], progress=False)
+    assert list(report["levels"]) == ["L2"]  # no L1 target, no L3 suite matches
+    assert [d["suite"] for d in report["details"]["L2"]] == ["walk, planted score"]
+    assert report["selected_passed"] is False and report["equivalent"] is False
+    assert report["suites_filter"] == ["PLANTED"]
+    md = (tmp_path / "walk" / "verify.md").read_text()
+    assert "- suites: only those whose name contains PLANTED: NOT all passed" in md
+
+    honest = verify.run(_walk_port(), out_dir=tmp_path, suites=["walk"], progress=False)
+    assert [d["suite"] for d in honest["details"]["L2"]] == ["walk", "walk, planted score"]
+    assert honest["equivalent"] is False  # every suite ran, but a filtered run claims nothing
+    only_clean = verify.run(_walk_port(), out_dir=tmp_path, levels=["L3"], suites=["walk"],
+                            progress=False)
+    assert list(only_clean["levels"]) == ["L3"] and only_clean["selected_passed"] is True
+
+    with pytest.raises(EnvportError, match=r"no suite .* \['cheetah'\]; the suites are: walk; "
+                                           r"walk, planted score"):
+        verify.run(_walk_port(), out_dir=tmp_path, suites=["cheetah"], progress=False)

@@ -280,6 +280,11 @@ class TrainTarget:
     # a two-player simultaneous-move env trained by self-play: both players act from the
     # policy being trained, each game two rows of experience (``envport.train.selfplay``)
     self_play: bool = False
+    # jax_enable_x64 while envport.train trains on ``make_env`` and plays policies on it (a
+    # context, :func:`envport.train.run.precision`); None leaves the process's setting. A
+    # float32 env sets False when its port's verify turns x64 on for a float64 candidate in
+    # the same process (MJX under x64 computes parts of a float32 step in float64).
+    x64: bool | None = None
 
 
 @dataclass

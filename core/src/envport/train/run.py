@@ -17,6 +17,7 @@ A new run never writes into an existing run directory.
 from __future__ import annotations
 
 import collections
+import contextlib
 import json
 import os
 import platform
@@ -223,6 +224,13 @@ class _Host:
         return [str(jax.devices()[0]), f"host: {self.backend.name}"]
 
 
+def precision(target):
+    """The target's ``x64`` (``TrainTarget.x64``) as a ``jax.enable_x64`` context, for
+    everything traced on its env; no change when it declares none. Programs traced inside are
+    cached under that setting, so they are called inside it too."""
+    return contextlib.nullcontext() if target.x64 is None else jax.enable_x64(bool(target.x64))
+
+
 def train(run: TrainRun, resume: bool = False) -> dict:
     """Run (or, with ``resume``, continue) the run in ``run.run_dir``; returns the summary.
     A target with ``make_env`` trains on the device; one with only ``make_backend`` through
@@ -237,12 +245,13 @@ def train(run: TrainRun, resume: bool = False) -> dict:
     elif run_dir.exists():
         raise RunExistsError(f"{run_dir} exists: choose another --run-id (nothing is written "
                              "over an existing run) or --resume it")
-    trainer = _Device(run) if target.make_env is not None else _Host(run)
-    try:
-        return _train(run, trainer, run_dir, resume)
-    finally:
-        if isinstance(trainer, _Host):
-            trainer.backend.close()
+    with precision(target):  # the env is built under it too (MJX sizes its arrays then)
+        trainer = _Device(run) if target.make_env is not None else _Host(run)
+        try:
+            return _train(run, trainer, run_dir, resume)
+        finally:
+            if isinstance(trainer, _Host):
+                trainer.backend.close()
 
 
 def _train(run: TrainRun, trainer, run_dir: Path, resume: bool) -> dict:
@@ -364,15 +373,16 @@ def evaluate_run(run_dir: Path, target, episodes: int, seed: int = 0) -> dict:
     if target.make_env is None:
         raise EnvportError(f"target {target.name!r} trains through the host loop: evaluate it "
                            "on its backend (envport.train.host.evaluate_backend)")
-    ppo = PPO(target.make_env(), PPOConfig.from_dict(cfg["config"]), score=target.score,
-              self_play=target.self_play)
-    params = checkpoint_params(run_dir, ppo.init().params, what="envport evaluate")
+    with precision(target):
+        ppo = PPO(target.make_env(), PPOConfig.from_dict(cfg["config"]), score=target.score,
+                  self_play=target.self_play)
+        params = checkpoint_params(run_dir, ppo.init().params, what="envport evaluate")
+        envs = target.evaluate or {target.name: target.make_env}
+        results = {name: {mode: _score_ci(evaluate(ppo, params, make_env(), episodes, seed=seed,
+                                                   greedy=mode == "argmax"))
+                          for mode in ("sample", "argmax")}
+                   for name, make_env in sorted(envs.items())}
     rows, _ = read_metrics(run_dir)
-    envs = target.evaluate or {target.name: target.make_env}
-    results = {name: {mode: _score_ci(evaluate(ppo, params, make_env(), episodes, seed=seed,
-                                               greedy=mode == "argmax"))
-                      for mode in ("sample", "argmax")}
-               for name, make_env in sorted(envs.items())}
     report = {"run": run_dir.name, "target": target.name, "score_name": target.score_name,
               "env_steps": rows[-1]["step"] if rows else 0, "seed": seed, "results": results}
     write_json(run_dir / "evaluation.json", report)

@@ -37,7 +37,14 @@ from envport.train.evaluate import evaluate
 from envport.train.host import evaluate_backend
 from envport.train.networks import count_params
 from envport.train.ppo import PPO, PPOConfig
-from envport.train.run import TrainRun, checkpoint_params, run_root, train, write_json
+from envport.train.run import (
+    TrainRun,
+    checkpoint_params,
+    precision,
+    run_root,
+    train,
+    write_json,
+)
 
 __all__ = ["DIRECTIONS", "StoredPolicy", "policy_config", "policy_dir", "ensure_policy",
            "transfer_suites"]
@@ -80,7 +87,8 @@ def _check_target(port: EnvPort, transfer: PolicyTransfer, target: TrainTarget) 
 def _spec(target: TrainTarget):
     """The spec of the target's env, or of its backend (one env, closed again)."""
     if target.make_env is not None:
-        return target.make_env().spec
+        with precision(target):
+            return target.make_env().spec
     with target.make_backend(1) as backend:
         return backend.spec
 
@@ -205,9 +213,10 @@ def _suite(port: EnvPort, transfer: PolicyTransfer, target: TrainTarget, directi
     def on_env(episodes: int, eval_seed: int, tick) -> np.ndarray:
         p = policy()
         make_env = transfer.make_candidate_env or target.make_env
-        scores = evaluate(p.ppo, p.params, make_env(), episodes, eval_seed,
-                          greedy=transfer.greedy, score=score,
-                          max_steps=transfer.max_steps)
+        with precision(target):
+            scores = evaluate(p.ppo, p.params, make_env(), episodes, eval_seed,
+                              greedy=transfer.greedy, score=score,
+                              max_steps=transfer.max_steps)
         tick(episodes)
         return scores
 

@@ -185,6 +185,7 @@ def run_suites(
         ok &= _chaos(chaos, out, scale, progress)
     if "L4" in levels:
         ok &= _level4(l4, out, scale, progress)
+    report["levels_passed"] = bool(ok)  # every level that ran passed
     report["equivalent"] = bool(ok and required <= set(report["levels"]))
     report["required_levels"] = sorted(required)
     report["wall_s"] = round(time.time() - t0, 2)

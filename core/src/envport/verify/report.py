@@ -61,6 +61,9 @@ def render_markdown(r: dict) -> str:
         f"- equivalent: {_yes(r['equivalent'])}"
         + (f" (requires {', '.join(r['required_levels'])})" if r.get("required_levels") else ""),
         f"- wall time: {r.get('wall_s', 0):.1f} s" + _execution_text(r.get("execution")),
+        *([f"- suites: only those whose name contains {', '.join(r['suites_filter'])}: "
+           f"{'all passed' if r['selected_passed'] else 'NOT all passed'} (a filtered run "
+           "claims no equivalence)"] if r.get("suites_filter") else []),
         "",
         "| level | result |",
         "|---|---|",
