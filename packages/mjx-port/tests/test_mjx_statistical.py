@@ -9,12 +9,23 @@ pole whatever its start.) Every env has a declared margin and a
 suite in the port.
 """
 
+import dataclasses
+import json
+
+import jax
 import pytest
 
+from envport import verify
 from envport.verify.l4 import run_l4
 from mjx_port.backends import GymnasiumMujoco, MjxCandidate
 from mjx_port.port import ENVS, PORT
-from mjx_port.statistical import MARGIN_SD, RETURN_SD, margin, random_policy_l4
+from mjx_port.statistical import (
+    MARGIN_SD,
+    RETURN_SD,
+    TRAINED_RETURN_SD,
+    margin,
+    random_policy_l4,
+)
 
 ENV = "InvertedPendulum-v5"
 
@@ -47,3 +58,37 @@ def test_port_returns_equal_gymnasiums_and_a_planted_frame_skip_fails() -> None:
     gap = run_l4(planted)
     assert not gap.test.equivalent, gap.test
     assert gap.test.difference < -margin(ENV)  # fewer steps before it falls
+
+
+def test_trained_policy_transfers_are_declared_with_their_margin() -> None:
+    (transfer,) = PORT.transfer
+    assert transfer.target == "HalfCheetah-v5" and transfer.seeds == (0, 1, 2, 3, 4)
+    assert transfer.episodes == 1000 and transfer.reference_train == {}  # both directions
+    assert transfer.margin == margin("HalfCheetah-v5", TRAINED_RETURN_SD) == 53.595
+    (target,) = [t for t in PORT.train if t.name == transfer.target]
+    assert target.x64 is False  # float32 training, also inside verify's x64 process
+
+
+@pytest.mark.usefixtures("x64")
+def test_a_policy_trained_on_the_float32_port_plays_on_gymnasium_and_the_float64_port(
+        tmp_path) -> None:
+    """The transfer's wiring on a tiny budget, in verify's x64 process: one update of PPO on the
+    float32 port and one on Gymnasium (host loop), each played for 4 episodes on both sides."""
+    (transfer,) = PORT.transfer
+    tiny = dataclasses.replace(transfer, seeds=(0,), episodes=4,
+                               train={"total_steps": 2048, "num_minibatches": 4})
+    report = verify.run(dataclasses.replace(PORT, l4=[], transfer=[tiny]), out_dir=tmp_path,
+                        levels=["L4"], progress=False)
+    assert jax.config.jax_enable_x64  # the process's setting is untouched
+    details = report["details"]["L4"]
+    assert [d["policy"]["direction"] for d in details] == ["port", "reference"]
+    for d in details:
+        assert d["n_reference"] == d["n_candidate"] == 4
+        # HalfCheetah never terminates: every episode is the TimeLimit's 1,000 steps, and an
+        # untrained policy's return is a few hundred below zero on both sides
+        assert -1000 < d["reference_mean"] < 0 and -1000 < d["candidate_mean"] < 0, d
+        config = json.loads((tmp_path / "mjx" / "train" / d["policy"]["run_dir"].split("/")[-1]
+                             / "config.json").read_text())
+        assert config["config"]["total_steps"] == 2048
+        loop = "device" if d["policy"]["direction"] == "port" else "host"
+        assert config["loop"] == loop

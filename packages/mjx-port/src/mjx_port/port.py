@@ -30,7 +30,7 @@ from mjx_port import __version__
 from mjx_port.bench import anchors_extra, bench_target
 from mjx_port.cases import sample_actions, sample_states
 from mjx_port.chaos import chaos_suites
-from mjx_port.statistical import random_policy_l4
+from mjx_port.statistical import TRAINED_RETURN_SD, random_policy_l4, trained_policy_transfer
 from mjx_port.train import TARGETS as TRAIN_TARGETS
 from mjx_port.train import train_commands
 
@@ -222,6 +222,11 @@ PORT = EnvPort(
     # actions, 1,000 episodes a side, TOST (mjx_port.statistical)
     l4=[random_policy_l4(e, partial(_reference, env_id=e), partial(_candidate, env_id=e))
         for e in ENVS],
+    # L4 with trained policies: PPO on the float32 port and on Gymnasium, five seeds each,
+    # played on both (mjx_port.statistical.trained_policy_transfer)
+    transfer=[trained_policy_transfer(t.name, partial(_reference, env_id=t.name),
+                                      partial(_candidate, env_id=t.name))
+              for t in TRAIN_TARGETS if t.name in TRAINED_RETURN_SD],
     bench=[bench_target("HalfCheetah-v5", NU["HalfCheetah-v5"], a) for a in (False, True)],
     # MJX on CPU: small batches (issue 22: a scan at 1,024 did not finish in minutes)
     bench_batch_sizes=(1, 8, 64),

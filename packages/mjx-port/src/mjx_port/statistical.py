@@ -22,7 +22,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from envport.registry import L4Suite
+from envport.registry import L4Suite, PolicyTransfer
 from envport.verify.fixed_policy import play_episodes, random_policy_suite
 
 MARGIN_SD = 0.2
@@ -42,8 +42,15 @@ RETURN_SD = {
 }
 
 
-def margin(env_id: str) -> float:
-    return round(MARGIN_SD * RETURN_SD[env_id], 3)
+# env -> standard deviation of the episode return of a PPO policy trained on the port, sampling
+# its actions, on Gymnasium: HalfCheetah-v5's seed-0 run of `envport train mjx` (1M steps,
+# training return 1,204), 1,000 episodes (scripts/evaluate_accel.py --gymnasium --seed 100000,
+# 2026-12-07: mean 1,204.0, sd 268.0; another 1,000 on other seeds: mean 1,202, sd 248)
+TRAINED_RETURN_SD = {"HalfCheetah-v5": 267.977}
+
+
+def margin(env_id: str, sd: dict[str, float] = RETURN_SD) -> float:
+    return round(MARGIN_SD * sd[env_id], 3)
 
 
 def random_policy_l4(env_id: str, make_reference, make_candidate,
@@ -60,6 +67,24 @@ def random_policy_l4(env_id: str, make_reference, make_candidate,
               f"space (numpy default_rng, independent seeds a side). Margin {margin(env_id)} "
               f"= {MARGIN_SD} x the reference's return sd {sd} (python -m "
               f"mjx_port.statistical; mjx_port/statistical.py says why)."))
+
+
+def trained_policy_transfer(env_id: str, make_reference, make_candidate) -> PolicyTransfer:
+    """L4 with trained policies for one training target (``mjx_port.train``): five PPO
+    policies trained on the float32 port (its training settings, seeds 0-4) and five trained on
+    Gymnasium through the host loop, each playing 1,000 episodes on Gymnasium and on
+    ``make_candidate(n)`` -- the float64 port, which ``envport verify mjx`` steps on the host
+    (the float32 env in one vmapped loop of 1,000 episodes does not finish in an hour on a
+    2-core CPU; ``scripts/evaluate_accel.py`` plays it on an accelerator)."""
+    m = margin(env_id, TRAINED_RETURN_SD)
+    sd = TRAINED_RETURN_SD[env_id]
+    return PolicyTransfer(
+        name=f"{env_id} PPO policies", target=env_id, make_reference=make_reference,
+        make_candidate_backend=make_candidate, margin=m, reference_train={}, max_steps=1000,
+        metric="episode return (sum of the env's rewards over its first episode)",
+        margin_note=(f"{MARGIN_SD} x the return sd {sd} of the seed-0 policy trained on the "
+                     f"port, on Gymnasium (mjx_port/statistical.py); 1,000 episodes a side, the "
+                     f"policy sampling its actions; the port side in float64"))
 
 
 def pilot(env_ids, episodes: int = 1000) -> None:

@@ -74,6 +74,7 @@ TARGETS = [
         config=PPO_SETTINGS,
         score_name="return",
         note=f"Gymnasium's {env_id} (default arguments, TimeLimit 1,000) on MJX in float32",
+        x64=False,  # float32 physics, also inside `envport verify mjx` (x64 on for L1-L3)
     )
     for env_id in ENV_IDS
 ]
