@@ -23,8 +23,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from envport.backend import Backend
+from envport.episodes import first_episode_scores
 from envport.errors import EnvportError
-from envport.train.evaluate import UnfinishedEpisodesError
 from envport.train.networks import as_features
 from envport.train.ppo import PPO, PPOConfig, ScoreFn, Transition
 from envport.types import TimeStep
@@ -148,27 +148,20 @@ def evaluate_backend(ppo: PPO, params, backend: Backend, seed: int, *, greedy: b
                      score: ScoreFn | None = None, max_steps: int = 100_000,
                      progress=None) -> np.ndarray:
     """float64[backend.num_envs]: each env's first-episode score (``score(ts)`` summed; default
-    the reward), the policy jitted and the backend stepped on the host from ``reset(seed)``.
-    Envs whose episode ended keep being stepped (the backend resets them) but no longer count.
-    ``progress(k)`` gets the number of episodes that ended at each step. Raises
-    :class:`~envport.train.evaluate.UnfinishedEpisodesError` after ``max_steps``."""
-    n = backend.num_envs
-    act = jax.jit(ppo.act)
-    key = jax.random.PRNGKey(seed)
-    obs = observe(backend, ppo, backend.reset(seed))
-    total, done = np.zeros(n, np.float64), np.zeros(n, bool)
-    for _ in range(max_steps):
-        key, k_act = jax.random.split(key)
-        action = np.asarray(act(params, obs, legal_mask(backend, ppo), None if greedy else k_act))
-        ts = _time_step(backend.step(action), backend)
-        live = ~done
-        total[live] += _score(score, ts)[live]
-        ended = live & (ts.terminated | ts.truncated)
-        done |= ended
-        if progress is not None and ended.any():
-            progress(int(ended.sum()))
-        if done.all():
-            return total
-        obs = observe(backend, ppo, ts.obs)
-    raise UnfinishedEpisodesError(f"{int((~done).sum())} of {n} evaluation episodes on "
-                                  f"{backend.name} were still running after {max_steps} steps")
+    the reward), the policy jitted and the backend stepped on the host from ``reset(seed)``
+    (:func:`envport.episodes.first_episode_scores`). ``progress(k)`` gets the number of
+    episodes that ended at each step. Raises
+    :class:`~envport.errors.UnfinishedEpisodesError` after ``max_steps``."""
+    policy = jax.jit(ppo.act)
+    keys = [jax.random.PRNGKey(seed)]
+
+    def act(obs):
+        keys[0], k_act = jax.random.split(keys[0])
+        return np.asarray(policy(params, observe(backend, ppo, obs), legal_mask(backend, ppo),
+                                 None if greedy else k_act))
+
+    def points(r):
+        return _score(score, _time_step(r, backend))
+
+    return first_episode_scores(backend, seed, act, points, max_steps=max_steps,
+                                progress=progress, what="evaluation episodes")

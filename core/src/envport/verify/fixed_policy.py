@@ -7,10 +7,8 @@ chaos horizon, and what remains to show is that the *distribution* of episodes i
 random policy (or any action sampler) plays one episode per env on each backend and TOST
 compares the mean episode returns.
 
-Each env counts its first episode only (an env that finished keeps being stepped, its backend
-resets it, but it no longer counts), as :func:`envport.train.host.evaluate_backend` does for
-trained policies: taking the first ``n`` episodes that end from fewer envs would favour short
-ones.
+Each env counts its first episode only, as :func:`envport.train.host.evaluate_backend` does for
+trained policies: both play through :func:`envport.episodes.first_episode_scores`.
 """
 
 from __future__ import annotations
@@ -20,7 +18,7 @@ from collections.abc import Callable
 import numpy as np
 
 from envport.backend import Backend
-from envport.errors import EnvportError, UnfinishedEpisodesError
+from envport.episodes import first_episode_scores
 from envport.registry import ActionSampler, L4Suite
 
 __all__ = ["play_episodes", "random_policy_suite", "uniform_actions"]
@@ -39,27 +37,13 @@ def play_episodes(backend: Backend, seed: int, sample_actions: ActionSampler | N
     actions drawn by ``sample_actions(rng, num_envs)`` from ``numpy.random.default_rng(seed)``
     (default: uniform over the action space). ``progress(k)`` gets the number of episodes that
     ended at each step. Raises :class:`UnfinishedEpisodesError` after ``max_steps``, and
-    :class:`~envport.errors.EnvportError` for a NaN or infinite reward."""
+    :class:`~envport.errors.EnvportError` for a NaN or infinite reward
+    (:func:`envport.episodes.first_episode_scores`)."""
     n = backend.num_envs
     sample = sample_actions or uniform_actions(backend)
     rng = np.random.default_rng(seed)
-    backend.reset(seed)
-    total, done = np.zeros(n, np.float64), np.zeros(n, bool)
-    for _ in range(max_steps):
-        r = backend.step(sample(rng, n))
-        reward = np.asarray(r.reward, np.float64).reshape(n)
-        live = ~done
-        if not np.all(np.isfinite(reward[live])):
-            raise EnvportError(f"{backend.name} returned a NaN or infinite reward")
-        total[live] += reward[live]
-        ended = live & (np.asarray(r.terminated, bool) | np.asarray(r.truncated, bool)).reshape(n)
-        done |= ended
-        if progress is not None and ended.any():
-            progress(int(ended.sum()))
-        if done.all():
-            return total
-    raise UnfinishedEpisodesError(f"{int((~done).sum())} of {n} episodes on {backend.name} were "
-                                  f"still running after {max_steps} steps")
+    return first_episode_scores(backend, seed, lambda obs: sample(rng, n),
+                                max_steps=max_steps, progress=progress)
 
 
 def random_policy_suite(name: str, make_reference: Callable[[int], Backend],
