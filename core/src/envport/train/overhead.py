@@ -53,6 +53,7 @@ from envport.errors import EnvportError
 from envport.train import memory
 from envport.train.networks import as_features, count_params, widths_for
 from envport.train.ppo import MASKED_LOGIT, PPO, PPOConfig, Runner, TrainConfigError
+from envport.train.run import precision
 
 DEFAULT_SIZES = ("0.1M", "2M", "20M", "200M")
 DEFAULT_NUM_ENVS = 128
@@ -439,29 +440,30 @@ def run_overhead(env_name: str, target, sizes: Sequence[str] = DEFAULT_SIZES, *,
         "updates": updates, "min_seconds": min_seconds, "max_seconds": max_seconds,
         "sizes": [],
     }
-    env = target.make_env()
-    bar = tqdm(total=len(sizes) + 1, disable=not progress, file=sys.stderr, unit="size",
-               desc=f"overhead {env_name}", dynamic_ncols=True)
-    try:
-        bar.set_postfix_str("env alone")
-        report["env_only"] = measure_env_only(env, target, num_envs, num_steps, updates,
-                                              min_seconds, max_seconds)
-        bar.update(1)
-        recording: dict = {}  # recorded once, by the first size that runs; replayed by all
-        for size in sizes:
-            def note(what, size=size):
-                bar.set_postfix_str(f"{size}: {what}")
-            row = measure_size(env, target, size, num_envs, num_steps, updates=updates,
-                               max_seconds=max_seconds, min_seconds=min_seconds,
-                               available=available, phases=phases,
-                               trace_dir=out_dir / "trace" if trace else None,
-                               recording=recording, note=note)
-            if row.get("status") == "ok":
-                row["env_only_share"] = report["env_only"]["median_s"] / row["t_env"]["median_s"]
-            report["sizes"].append(row)
+    with precision(target):  # a float32 env in an x64 process (TrainTarget.x64)
+        env = target.make_env()
+        bar = tqdm(total=len(sizes) + 1, disable=not progress, file=sys.stderr, unit="size",
+                   desc=f"overhead {env_name}", dynamic_ncols=True)
+        try:
+            bar.set_postfix_str("env alone")
+            report["env_only"] = measure_env_only(env, target, num_envs, num_steps, updates,
+                                                  min_seconds, max_seconds)
             bar.update(1)
-    finally:
-        bar.close()
+            recording: dict = {}  # recorded once, by the first size that runs; replayed by all
+            for size in sizes:
+                def note(what, size=size):
+                    bar.set_postfix_str(f"{size}: {what}")
+                row = measure_size(env, target, size, num_envs, num_steps, updates=updates,
+                                   max_seconds=max_seconds, min_seconds=min_seconds,
+                                   available=available, phases=phases,
+                                   trace_dir=out_dir / "trace" if trace else None,
+                                   recording=recording, note=note)
+                if row.get("status") == "ok":
+                    row["env_only_share"] = report["env_only"]["median_s"] / row["t_env"]["median_s"]
+                report["sizes"].append(row)
+                bar.update(1)
+        finally:
+            bar.close()
     report["recorded_with"] = recording.get("policy")
     report["record_s"] = recording.get("seconds")
     del recording
