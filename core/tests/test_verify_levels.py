@@ -221,3 +221,30 @@ def test_a_suites_filter_runs_only_the_matching_suites_and_claims_nothing(tmp_pa
     with pytest.raises(EnvportError, match=r"no suite .* \['cheetah'\]; the suites are: walk; "
                                            r"walk, planted score"):
         verify.run(_walk_port(), out_dir=tmp_path, suites=["cheetah"], progress=False)
+
+
+def test_an_l2_suite_can_declare_its_own_tolerance_and_reports_its_largest_errors(tmp_path):
+    """A suite's tolerance replaces the port's for that suite only (a float32 candidate beside
+    float64 ones), and each L2 suite reports its largest error per float field: what the
+    tolerance is measured against."""
+    import dataclasses
+
+    from envport import verify
+    from envport.registry import EnvPort
+
+    noisy = partial(Walk, bug="score_noise", noise=1e-4)
+    exact = L2Suite("exact", Walk, noisy, cases, cases=200, batch=50)
+    loose = dataclasses.replace(exact, name="loose", tolerance={"score": 1e-3})
+    port = EnvPort(name="walk", reference="walk", candidate="walk",
+                   install_reference=lambda: None, check_reference=lambda: None,
+                   tolerance=1e-6, l2=[exact, loose])
+    report = verify.run(port, out_dir=tmp_path, levels=["L2"], progress=False)
+    by = {d["suite"]: d for d in report["details"]["L2"]}
+    assert by["exact"]["mismatches"] > 0 and by["loose"]["mismatches"] == 0
+    assert by["exact"]["tolerance"] == 1e-6 and by["loose"]["tolerance"] == {
+        "score": {"atol": 1e-3, "rtol": 0.0}}
+    for d in by.values():
+        assert d["max_abs_err"]["score"] == pytest.approx(1e-4)
+        assert "pos" not in d["max_abs_err"]  # an int field: compared exactly, not measured
+    md = (tmp_path / "walk" / "verify.md").read_text()
+    assert "| loose | 200 | 0 | score atol 0.001, rtol 0 | reward 0, score 0.0001 |" in md

@@ -81,6 +81,9 @@ class L2Suite:
     # an object whose int attributes the suite's backends and case sampler increment (counts
     # for the note); with worker processes each batch's increments are added to it here
     counters: Any = None
+    # this suite's tolerance instead of the port's (a number, a Tolerance, or {field: either}),
+    # e.g. for a float32 candidate beside float64 ones; None: the port's
+    tolerance: Any = None
 
 
 @dataclass

@@ -19,7 +19,7 @@ from tqdm.auto import tqdm
 from envport.errors import EnvportError
 from envport.registry import ChaosSuite, L1BackendTarget, L1Target, L2Suite, L3Suite, L4Suite
 from envport.verify.diff import Tolerance, ToleranceSpec, as_tolerance
-from envport.verify.l2 import L2Result, run_l2
+from envport.verify.l2 import L2Result, run_l2, suite_tolerance
 from envport.verify.l3 import Divergence, L3Result, run_l3
 from envport.verify.l4 import L4Result, run_l4
 from envport.verify.workers import ShardPlan, check_workers, default_workers, make_executor
@@ -157,6 +157,9 @@ def run_suites(
         raise EnvportError(f"scale must be a number > 0, got {scale!r}")
     workers = default_workers() if workers is None else check_workers(workers)
     check_tolerance(tolerance)
+    for suite in l2:
+        if suite.tolerance is not None:
+            check_tolerance(suite.tolerance)
     required = ({"L1", "L2", "L3"} | ({"L4"} if l4 else set())) if required is None else required
     t0 = time.time()
     report: dict = {"env": name, "reference": reference, "candidate": candidate,
@@ -242,7 +245,9 @@ def _level2(plan: ShardPlan, executor, out: Comparison, scale: float, progress: 
         total_cases += res.cases
         total_bad += res.mismatches
         details.append({"suite": suite.name, "cases": res.cases, "mismatches": res.mismatches,
-                        "note": _note(suite), "examples": res.examples})
+                        "note": _note(suite), "examples": res.examples,
+                        "tolerance": tolerance_json(suite_tolerance(suite, plan)),
+                        "max_abs_err": res.max_abs_err})
         if res.examples and report["first_divergence"] is None:
             report["first_divergence"] = {"level": "L2", "suite": suite.name, **res.examples[0]}
     report["levels"]["L2"] = {"cases": total_cases, "mismatches": total_bad}

@@ -35,6 +35,7 @@ class BatchResult:
     mismatches: int = 0
     examples: list[dict] = field(default_factory=list)  # the first mismatching cases
     counters: dict | None = None  # increments of the suite's counters (set by the executor)
+    max_abs_err: dict[str, float] = field(default_factory=dict)  # per float field
 
 
 @dataclass
@@ -43,11 +44,33 @@ class L2Result:
     cases: int = 0
     mismatches: int = 0
     examples: list[dict] = field(default_factory=list)  # first few mismatching cases
+    # per float field, the largest |candidate - reference| over every case (inf where one side
+    # alone is NaN): what a declared tolerance is measured against
+    max_abs_err: dict[str, float] = field(default_factory=dict)
 
     def add(self, batch: BatchResult, max_examples: int) -> None:
         self.cases += batch.cases
         self.mismatches += batch.mismatches
         self.examples += batch.examples[: max(0, max_examples - len(self.examples))]
+        for k, v in batch.max_abs_err.items():
+            self.max_abs_err[k] = max(v, self.max_abs_err.get(k, 0.0))
+
+
+def max_abs_errors(ref: dict, cand: dict) -> dict[str, float]:
+    """Per field that is float on either side (same shape on both): the largest absolute
+    difference; a NaN on both sides counts as equal, on one side as inf."""
+    out = {}
+    for k in sorted(set(ref) & set(cand)):
+        r, c = np.asarray(ref[k]), np.asarray(cand[k])
+        floating = np.issubdtype(r.dtype, np.floating) or np.issubdtype(c.dtype, np.floating)
+        if not floating or r.shape != c.shape or r.size == 0:
+            continue
+        r, c = r.astype(np.float64), c.astype(np.float64)
+        both_nan = np.isnan(r) & np.isnan(c)
+        with np.errstate(invalid="ignore"):
+            d = np.where(both_nan, 0.0, np.abs(r - c))
+        out[k] = float(np.max(np.where(np.isnan(d), np.inf, d)))
+    return out
 
 
 def _per_env_mismatch(ref: dict, cand: dict, tolerance) -> np.ndarray:
@@ -83,7 +106,8 @@ def run_l2_batch(suite: L2Suite, ref: Backend, cand: Backend, index: int,
     rs, cs = ref.state(), cand.state()
     field_tolerances(tolerance, set(rs) | set(cs))  # no tolerance for a field that is not there
     bad = _per_env_mismatch(rs, cs, tolerance)
-    out = BatchResult(index, cases=ref.num_envs, mismatches=int(bad.sum()))
+    out = BatchResult(index, cases=ref.num_envs, mismatches=int(bad.sum()),
+                      max_abs_err=max_abs_errors(rs, cs))
     for i in np.flatnonzero(bad)[:max_examples]:
         pick = lambda d, i=i: {k: np.asarray(v)[i: i + 1] for k, v in d.items()}  # noqa: E731
         diffs: list[FieldDiff] = diff_states(pick(rs), pick(cs), tolerance)
@@ -103,6 +127,11 @@ def batches_for(suite: L2Suite, cases: int) -> tuple[int, int]:
     """``(batch size, number of batches)`` for at least ``cases`` cases."""
     batch = max(1, min(suite.batch, cases))
     return batch, math.ceil(cases / batch)
+
+
+def suite_tolerance(suite: L2Suite, plan) -> ToleranceSpec:
+    """The suite's own tolerance where it declares one, else the port's (the plan's)."""
+    return plan.tolerance if suite.tolerance is None else suite.tolerance
 
 
 def run_l2(suite: L2Suite, tolerance: ToleranceSpec = 0.0, *, cases: int | None = None,

@@ -100,7 +100,7 @@ def render_markdown(r: dict) -> str:
             lines.append("|---" * (len([k for k in details[0] if k not in ("suite", "examples", "divergences", "note")]) + 1) + "|")
             for s in details:
                 keys = [k for k in s if k not in ("suite", "examples", "divergences", "note")]
-                lines.append(f"| {s['suite']} | " + " | ".join(str(s[k]) for k in keys) + " |")
+                lines.append(f"| {s['suite']} | " + " | ".join(_cell(s[k]) for k in keys) + " |")
             lines.append("")
             notes: dict[str, list[str]] = {}
             for s in details:
@@ -120,6 +120,14 @@ def render_markdown(r: dict) -> str:
 
 def _g(x: float) -> str:
     return f"{x:.3g}"
+
+
+def _cell(value) -> str:
+    """A table cell: a per-field dict (tolerances, largest errors) as ``field value`` pairs."""
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {_g(v) if isinstance(v, float) else _cell(v)}"
+                         for k, v in value.items()) or "-"
+    return str(value)
 
 
 def _ci_text(d: dict) -> str:

@@ -111,14 +111,14 @@ class ShardRunner:
         return self._backends
 
     def run(self, shard: Shard):
-        from envport.verify.l2 import run_l2_batch
+        from envport.verify.l2 import run_l2_batch, suite_tolerance
         from envport.verify.l3 import run_l3_seed
 
         suite = self.plan.suites(shard.level)[shard.suite]
         ref, cand = self._backends_for(shard)
         before = read_counters(getattr(suite, "counters", None))
         if shard.level == "L2":
-            out = run_l2_batch(suite, ref, cand, shard.unit, self.plan.tolerance,
+            out = run_l2_batch(suite, ref, cand, shard.unit, suite_tolerance(suite, self.plan),
                                seed=self.plan.l2_seed, max_examples=self.plan.max_examples)
         else:
             out = run_l3_seed(suite, ref, cand, shard.unit, self.plan.tolerance)
