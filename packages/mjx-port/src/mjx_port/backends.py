@@ -15,6 +15,8 @@ solver starts from it, so a matched single step needs the same one on both sides
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 from functools import cache
 from typing import Any
 
@@ -180,22 +182,34 @@ class MjxCandidate(_LastStep):
         max_episode_steps: int | None = None,
     ):
         self.num_envs = int(num_envs)
-        if env is None:
-            if max_episode_steps is None:
-                max_episode_steps = registered_max_episode_steps(env_id)
-            self.env, self._step, self._reset_to, self._reset_where = _compiled(
-                env_id,
-                jnp.dtype(dtype).name,
-                tuple(sorted((kwargs or {}).items())),
-                max_episode_steps,
-            )
-        else:
-            self.env = env
-            self._step, self._reset_to, self._reset_where = _jitted(env)
-        self.spec = self.env.spec
+        # float32 physics runs with x64 off whatever the process's setting (a verify process
+        # turns it on for the float64 candidates): the env is built, traced and called in that
+        # scope, and only numpy arrays leave the backend
+        self._float32 = (env.dtype if env is not None else jnp.dtype(dtype)) == jnp.float32
+        with self._precision():
+            if env is None:
+                if max_episode_steps is None:
+                    max_episode_steps = registered_max_episode_steps(env_id)
+                self.env, self._step, self._reset_to, self._reset_where = _compiled(
+                    env_id,
+                    jnp.dtype(dtype).name,
+                    tuple(sorted((kwargs or {}).items())),
+                    max_episode_steps,
+                )
+            else:
+                self.env = env
+                self._step, self._reset_to, self._reset_where = _jitted(env)
+        # what the backend hands back: observations as float64 (its canonical state), in
+        # float32 physics too, as Gymnasium's
+        space = self.env.spec.observation_space
+        self.spec = dataclasses.replace(
+            self.env.spec, observation_space=dataclasses.replace(space, dtype=np.float64))
         self._rngs: list[np.random.Generator] = []
         self._state = None
         self._last: CanonicalState | None = None
+
+    def _precision(self):
+        return jax.enable_x64(False) if self._float32 else contextlib.nullcontext()
 
     def _snapshot(self, ts) -> CanonicalState:
         d = self._state.data
@@ -214,7 +228,8 @@ class MjxCandidate(_LastStep):
         qpos, qvel = self._draw(range(self.num_envs))
         # warmstart and t given explicitly: the same traced signature as load's (one compile)
         ws = np.zeros((self.num_envs, self.env.nv))
-        self._state, ts = self._reset_to(qpos, qvel, ws, np.zeros(self.num_envs, np.int32))
+        with self._precision():
+            self._state, ts = self._reset_to(qpos, qvel, ws, np.zeros(self.num_envs, np.int32))
         self._last = self._snapshot(ts)
         return self._last["obs"]
 
@@ -226,7 +241,8 @@ class MjxCandidate(_LastStep):
         if self._state is None:
             raise RuntimeError("call reset(seed) or load(state) before step()")
         actions = validate_actions(self.spec.action_space, actions, self.num_envs)
-        self._state, ts = self._step(self._state, jnp.asarray(actions))
+        with self._precision():
+            self._state, ts = self._step(self._state, jnp.asarray(actions))
         self._last = self._snapshot(ts)
         done = self._last["terminated"] | self._last["truncated"]
         if done.any():
@@ -237,14 +253,17 @@ class MjxCandidate(_LastStep):
             )
             ended = np.flatnonzero(done)
             qpos[ended], qvel[ended] = self._draw(ended)
-            self._state = self._reset_where(self._state, jnp.asarray(done), qpos, qvel)
+            with self._precision():
+                self._state = self._reset_where(self._state, jnp.asarray(done), qpos, qvel)
         return self._result()
 
     def load(self, state: CanonicalState) -> None:
         n = self.num_envs
         ws = state.get("warmstart", np.zeros((n, self.env.nv)))
         t = state.get("t", np.zeros(n, np.int64))
-        self._state, ts = self._reset_to(state["qpos"], state["qvel"], ws, np.asarray(t, np.int32))
+        with self._precision():
+            self._state, ts = self._reset_to(state["qpos"], state["qvel"], ws,
+                                             np.asarray(t, np.int32))
         self._last = _keep_last_step(self._snapshot(ts), state)
         # a loaded state has no reset stream of its own; an episode that ends after it (L2:
         # a state at step 999) is reset from these, which need not match the reference's reset
