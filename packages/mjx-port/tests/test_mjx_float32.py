@@ -47,3 +47,16 @@ def test_float32_l2_cases_stay_within_the_declared_tolerances() -> None:
     for field in FLOAT_FIELDS:
         assert res.max_abs_err[field] <= F32_TOLERANCE[ENV][field]
     assert res.max_abs_err["qvel"] > 1e-9  # float32: not the float64 port's agreement
+
+
+@pytest.mark.usefixtures("x64")
+def test_an_rk4_model_steps_in_float64_and_float32_in_one_process() -> None:
+    """verify mjx traces float64 and float32 steps in one process; on an RK4 model JAX 0.10.2
+    failed to lower the second precision's step (``env.enter_precision`` says why); both
+    switches, float64 to float32 and back."""
+    for dtype in ("float64", "float32", "float64"):
+        backend = MjxCandidate(2, "Reacher-v5", dtype=dtype)
+        backend.reset(0)
+        r = backend.step(np.zeros((2, 2), np.float32))
+        assert np.all(np.isfinite(r.obs)) and r.obs.shape == (2, 10)
+        backend.close()

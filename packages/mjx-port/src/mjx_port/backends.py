@@ -26,7 +26,7 @@ import numpy as np
 
 from envport.actions import validate_actions
 from envport.backend import Backend, CanonicalState, StepResult, spec_from_gymnasium
-from mjx_port.env import MjxEnv, make, registered_max_episode_steps
+from mjx_port.env import MjxEnv, enter_precision, make, registered_max_episode_steps
 
 FIELDS = ("qpos", "qvel", "obs", "reward", "terminated", "truncated", "t")
 
@@ -208,8 +208,11 @@ class MjxCandidate(_LastStep):
         self._state = None
         self._last: CanonicalState | None = None
 
+    @contextlib.contextmanager
     def _precision(self):
-        return jax.enable_x64(False) if self._float32 else contextlib.nullcontext()
+        with jax.enable_x64(False) if self._float32 else contextlib.nullcontext():
+            enter_precision()
+            yield
 
     def _snapshot(self, ts) -> CanonicalState:
         d = self._state.data

@@ -242,6 +242,24 @@ class _JaxDraws:
         return jax.lax.while_loop(lambda c: ~accept(c[1]), body, body((self._next(), None)))[1]
 
 
+_LAST_X64: list[bool | None] = [None]  # the jax_enable_x64 MJX last ran under here
+
+
+def enter_precision() -> None:
+    """Call before MJX work (an env built, a backend's call): clears JAX's caches when
+    jax_enable_x64 differs from the last MJX work in this process. JAX 0.10.2 reuses the staged
+    program of a jitted helper called with a numpy constant across x64 settings -- MJX's RK4
+    step calls ``jnp.tril`` on a numpy float64 tableau -- and then fails to lower the step
+    ("'func.call' op operand type mismatch") for InvertedPendulum, Reacher and the other RK4
+    models. ``envport verify mjx`` runs float64 and float32 envs in one process (float32 L2
+    suites, PPO policies for L4). A switch recompiles what runs next (the persistent
+    compilation cache makes that short); tests/test_mjx_float32.py steps both in turn."""
+    x64 = bool(jax.config.jax_enable_x64)
+    if _LAST_X64[0] is not None and _LAST_X64[0] != x64:
+        jax.clear_caches()
+    _LAST_X64[0] = x64
+
+
 @dataclass
 class MjxEnv(Env[MjxState]):
     """One of Gymnasium's v5 MuJoCo envs on MJX (unbatched; batch with ``jax.vmap``), built by
@@ -259,6 +277,7 @@ class MjxEnv(Env[MjxState]):
     needs_cfrc_ext = False  # recompute cfrc_ext after the step (mj_rnePostConstraint)
 
     def __post_init__(self):
+        enter_precision()
         self.dtype = jnp.dtype(self.dtype)
         if self.dtype not in (jnp.float32, jnp.float64):
             raise EnvportError(f"dtype must be float32 or float64, got {self.dtype}")
