@@ -22,6 +22,7 @@ from envport.verify.diff import (
     Tolerance,
     as_tolerance,
     diff_states,
+    field_abs_errs,
     field_tolerances,
     max_abs_err,
     states_equal,
@@ -572,3 +573,14 @@ def test_to_json_is_plain_json():
     assert by["i"]["index"] == [1] and by["i"]["abs_err"] == 1.0 and "bits" not in by["i"]
     assert by["b"]["reference"] is True and by["dt"]["reference"] == "dtype uint8"
     assert math.isnan(by["f"]["abs_err"])
+
+
+def test_field_abs_errs_measures_float_fields_as_max_abs_err_does():
+    ref = {"x": np.array([1.0, np.inf, np.nan]), "y": np.array([0.5, 2.0], np.float32),
+           "n": np.array([3, 4]), "only_ref": np.array([1.0])}
+    cand = {"x": np.array([1.25, np.inf, np.nan]), "y": np.array([0.5, np.nan], np.float32),
+            "n": np.array([3, 9])}
+    errs = field_abs_errs(ref, cand)
+    assert set(errs) == {"x", "y"}  # float fields on both sides; integers stay exact
+    assert errs["x"] == 0.25  # inf vs the same inf and NaN vs NaN are no error
+    assert math.isnan(errs["y"])  # a NaN on one side only

@@ -279,6 +279,17 @@ def _numeric_pair(ref: np.ndarray, cand: np.ndarray) -> bool:
             and cand.dtype.kind in _NUMERIC_KINDS)
 
 
+def field_abs_errs(reference: CanonicalState, candidate: CanonicalState) -> dict[str, float]:
+    """Per float or complex field present on both sides with equal shapes (what a tolerance
+    applies to): :func:`_abs_err`, NaN when a NaN is on one side only."""
+    out = {}
+    for name in sorted(set(reference) & set(candidate)):
+        r, c = np.asarray(reference[name]), np.asarray(candidate[name])
+        if _numeric_pair(r, c) and (r.dtype.kind in "fc" or c.dtype.kind in "fc"):
+            out[name] = _abs_err(r, c)
+    return out
+
+
 def max_abs_err(reference: CanonicalState, candidate: CanonicalState) -> float:
     """The largest |ref - cand| over the numeric fields present on both sides with equal shapes
     (dtypes may differ), computed in float64 / complex128 (integer pairs exactly, then rounded

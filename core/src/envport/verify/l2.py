@@ -22,10 +22,12 @@ from envport.verify.diff import (
     FieldDiff,
     ToleranceSpec,
     diff_states,
+    field_abs_errs,
     field_tolerances,
     tolerance_for,
     unequal_rows,
 )
+from envport.verify.l3 import worst_err
 
 
 @dataclass
@@ -44,8 +46,8 @@ class L2Result:
     cases: int = 0
     mismatches: int = 0
     examples: list[dict] = field(default_factory=list)  # first few mismatching cases
-    # per float field, the largest |candidate - reference| over every case (inf where one side
-    # alone is NaN): what a declared tolerance is measured against
+    # per float field, the largest |candidate - reference| over every case (NaN where one side
+    # alone is NaN, as the comparator's): what a declared tolerance is measured against
     max_abs_err: dict[str, float] = field(default_factory=dict)
 
     def add(self, batch: BatchResult, max_examples: int) -> None:
@@ -53,24 +55,7 @@ class L2Result:
         self.mismatches += batch.mismatches
         self.examples += batch.examples[: max(0, max_examples - len(self.examples))]
         for k, v in batch.max_abs_err.items():
-            self.max_abs_err[k] = max(v, self.max_abs_err.get(k, 0.0))
-
-
-def max_abs_errors(ref: dict, cand: dict) -> dict[str, float]:
-    """Per field that is float on either side (same shape on both): the largest absolute
-    difference; a NaN on both sides counts as equal, on one side as inf."""
-    out = {}
-    for k in sorted(set(ref) & set(cand)):
-        r, c = np.asarray(ref[k]), np.asarray(cand[k])
-        floating = np.issubdtype(r.dtype, np.floating) or np.issubdtype(c.dtype, np.floating)
-        if not floating or r.shape != c.shape or r.size == 0:
-            continue
-        r, c = r.astype(np.float64), c.astype(np.float64)
-        both_nan = np.isnan(r) & np.isnan(c)
-        with np.errstate(invalid="ignore"):
-            d = np.where(both_nan, 0.0, np.abs(r - c))
-        out[k] = float(np.max(np.where(np.isnan(d), np.inf, d)))
-    return out
+            self.max_abs_err[k] = worst_err(v, self.max_abs_err.get(k, 0.0))
 
 
 def _per_env_mismatch(ref: dict, cand: dict, tolerance) -> np.ndarray:
@@ -107,7 +92,7 @@ def run_l2_batch(suite: L2Suite, ref: Backend, cand: Backend, index: int,
     field_tolerances(tolerance, set(rs) | set(cs))  # no tolerance for a field that is not there
     bad = _per_env_mismatch(rs, cs, tolerance)
     out = BatchResult(index, cases=ref.num_envs, mismatches=int(bad.sum()),
-                      max_abs_err=max_abs_errors(rs, cs))
+                      max_abs_err=field_abs_errs(rs, cs))
     for i in np.flatnonzero(bad)[:max_examples]:
         pick = lambda d, i=i: {k: np.asarray(v)[i: i + 1] for k, v in d.items()}  # noqa: E731
         diffs: list[FieldDiff] = diff_states(pick(rs), pick(cs), tolerance)
