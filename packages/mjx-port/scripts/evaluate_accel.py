@@ -30,14 +30,11 @@ import numpy as np
 
 
 def _policy(run_dir: Path):
-    from envport.train.ppo import PPO, PPOConfig
-    from envport.train.run import checkpoint_params, read_config
+    from envport.train.run import load_policy, read_config
     from mjx_port.train import TARGETS
 
-    cfg = read_config(run_dir)
-    target = next(t for t in TARGETS if t.name == cfg["target"])
-    ppo = PPO(target.make_env(), PPOConfig.from_dict(cfg["config"]), score=target.score)
-    return ppo, checkpoint_params(run_dir, ppo.init().params, what="evaluate_accel"), target
+    target = next(t for t in TARGETS if t.name == read_config(run_dir)["target"])
+    return (*load_policy(run_dir, target, what="evaluate_accel"), target)
 
 
 def on_port(run_dir: Path, episodes: int, seed: int) -> np.ndarray:

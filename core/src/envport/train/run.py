@@ -361,10 +361,9 @@ def _score_ci(scores: np.ndarray) -> dict:
             "ci95": [float(scores.mean() - 1.96 * se), float(scores.mean() + 1.96 * se)]}
 
 
-def evaluate_run(run_dir: Path, target, episodes: int, seed: int = 0) -> dict:
-    """The run's checkpointed policy on each of ``target``'s evaluation envs (its own env when
-    it declares none) for ``episodes`` episodes, once sampling its actions and once taking the
-    most likely one, each with a 95% CI; written to ``evaluation.json`` in ``run_dir``."""
+def load_policy(run_dir: Path, target, what: str = "envport evaluate") -> tuple[PPO, object]:
+    """The PPO a device run of ``target`` trained and its checkpointed parameters. Call it
+    under ``precision(target)``: it builds the target's env."""
     run_dir = Path(run_dir)
     cfg = read_config(run_dir)
     if cfg.get("target") != target.name:
@@ -373,10 +372,18 @@ def evaluate_run(run_dir: Path, target, episodes: int, seed: int = 0) -> dict:
     if target.make_env is None:
         raise EnvportError(f"target {target.name!r} trains through the host loop: evaluate it "
                            "on its backend (envport.train.host.evaluate_backend)")
+    ppo = PPO(target.make_env(), PPOConfig.from_dict(cfg["config"]), score=target.score,
+              self_play=target.self_play)
+    return ppo, checkpoint_params(run_dir, ppo.init().params, what=what)
+
+
+def evaluate_run(run_dir: Path, target, episodes: int, seed: int = 0) -> dict:
+    """The run's checkpointed policy on each of ``target``'s evaluation envs (its own env when
+    it declares none) for ``episodes`` episodes, once sampling its actions and once taking the
+    most likely one, each with a 95% CI; written to ``evaluation.json`` in ``run_dir``."""
+    run_dir = Path(run_dir)
     with precision(target):
-        ppo = PPO(target.make_env(), PPOConfig.from_dict(cfg["config"]), score=target.score,
-                  self_play=target.self_play)
-        params = checkpoint_params(run_dir, ppo.init().params, what="envport evaluate")
+        ppo, params = load_policy(run_dir, target)
         envs = target.evaluate or {target.name: target.make_env}
         results = {name: {mode: _score_ci(evaluate(ppo, params, make_env(), episodes, seed=seed,
                                                    greedy=mode == "argmax"))
